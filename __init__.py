@@ -1,0 +1,20 @@
+"""ddlab: a notebook-first differential dataflow environment.
+
+The engine (``ddlab.engine``) knows nothing of Jupyter; ``%load_ext ddlab`` loads the magics
+from ``ddlab.kernel_ext``.  The public Python API is re-exported here.
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .engine import *  # noqa: F401,F403  (the engine's public API)
+from .engine import __all__ as _engine_all
+
+__all__ = list(_engine_all) + ["__version__"]
+
+
+def load_ipython_extension(ipython):  # pragma: no cover - exercised through IPython
+    """``%load_ext ddlab``: register the magics (imported lazily, so ``import ddlab`` stays light)."""
+    from .kernel_ext import load_ipython_extension as _load
+
+    _load(ipython)

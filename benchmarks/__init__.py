@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m benchmarks WORKLOAD [--dataset NAME] [--json]``."""

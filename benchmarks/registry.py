@@ -1,0 +1,11 @@
+"""Workload name -> ``module:function`` that runs it.
+
+A workload function takes the parsed arguments (``args.dataset`` and friends) and returns a
+flat dict of figures (at least ``workload`` and ``dataset``); the runner adds ``peak_rss_mb``
+and prints JSON or a markdown table.  Modules are imported only when their workload runs, so a
+missing optional dependency (pyspark, scipy) only affects the workloads that need it.
+"""
+WORKLOADS = {
+    "cc": "benchmarks.graph_workloads:run_cc",
+    "spark-windows": "benchmarks.spark_windows:run",
+}
