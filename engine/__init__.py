@@ -1,2 +1,17 @@
-"""The differential dataflow engine: collections of (data, time, diff) updates."""
-__all__: list[str] = []
+"""The differential dataflow engine: collections of ``(data, time, diff)`` updates.
+
+Public API: :class:`Dataflow` (inputs, ``step()``, ``stats()``), :class:`Collection` (the
+operators), :class:`Loop` (mutual recursion), :class:`View`, the errors, and the lattice
+helpers.  Nothing here knows about Jupyter.
+"""
+from .collection import Collection, Loop, Variable
+from .dataflow import Dataflow, InputCollection, StepReport
+from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError)
+from .view import View
+from . import lattice
+
+__all__ = [
+    "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",
+    "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError",
+    "lattice",
+]

@@ -1,0 +1,319 @@
+"""The fluent API: a :class:`Collection` is a handle on one operator's output.
+
+Records are flat tuples of scalars (a one-field record is the bare value).  Keyed operators
+read a record as ``(key, value...)``: the key is its first field (``key_columns`` fields when
+given), the value the rest.  Every operator works at any loop depth; a collection from an
+enclosing scope used inside a loop is brought in automatically (``enter``), sharing its
+arrangement rather than copying it.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+from .errors import DataflowError
+from .lattice import ITERATION, PRIORITY
+from .operators import aggregates as agg
+from .operators.arrange import Arrange
+from .operators.io import SubscribeSink, ViewSink
+from .operators.join import Join
+from .operators.linear import (Concat, Consolidate, Filter, FilterColumns, FlatMap, Inspect, Map,
+                               MapColumns, Negate, Project)
+from .operators.loops import Enter, Feedback, Ingress, Leave
+from .operators.reduce import Reduce
+
+#: ``key_columns`` value meaning "the whole record is the key" (distinct, set operations).
+WHOLE_RECORD = 0
+
+
+class Collection:
+    """A multiset of records changing over (partially ordered) time."""
+
+    def __init__(self, op, columns: list[str] | None = None):
+        self.op = op
+        self.flow = op.flow
+        self.scope = op.scope
+        self.columns = list(columns) if columns else None
+
+    def __repr__(self) -> str:
+        cols = f" columns={self.columns}" if self.columns else ""
+        return f"<Collection {self.op.label} in {self.scope.path}{cols}>"
+
+    @property
+    def name(self) -> str:
+        return self.op.name
+
+    # -- linear operators --------------------------------------------------------------
+    def map(self, fn: Callable, name: str | None = None) -> "Collection":
+        """Apply ``fn(record) -> record`` to every record (row-wise Python)."""
+        return Collection(Map(self.scope, self.op, fn, name))
+
+    def flat_map(self, fn: Callable, name: str | None = None) -> "Collection":
+        """Replace every record by the records of ``fn(record)`` (an iterable)."""
+        return Collection(FlatMap(self.scope, self.op, fn, name))
+
+    def filter(self, predicate: Callable, name: str | None = None) -> "Collection":
+        """Keep the records for which ``predicate(record)`` is true (row-wise Python)."""
+        return Collection(Filter(self.scope, self.op, predicate, name), self.columns)
+
+    def map_columns(self, fn: Callable, name: str | None = None,
+                    columns: list[str] | None = None) -> "Collection":
+        """Fast path of ``map``: ``fn(*numpy_columns) -> column or tuple of columns``."""
+        return Collection(MapColumns(self.scope, self.op, fn, name), columns)
+
+    def filter_columns(self, predicate: Callable, name: str | None = None) -> "Collection":
+        """Fast path of ``filter``: ``predicate(*numpy_columns) -> boolean array``."""
+        return Collection(FilterColumns(self.scope, self.op, predicate, name), self.columns)
+
+    def project(self, *columns: int, name: str | None = None) -> "Collection":
+        """Select / reorder / repeat fields by position, e.g. ``edges.project(1, 0)``."""
+        names = [self.columns[j] for j in columns] if self.columns and all(
+            0 <= j < len(self.columns) for j in columns) else None
+        return Collection(Project(self.scope, self.op, columns, name), names)
+
+    def concat(self, *others: "Collection", name: str | None = None) -> "Collection":
+        """Multiset sum (diffs add): ``a.concat(b)`` holds every record of both."""
+        ops = [self.op] + [self._bring(o).op for o in others]
+        return Collection(Concat(self.scope, ops, name), self.columns)
+
+    def negate(self, name: str | None = None) -> "Collection":
+        """Every multiplicity negated (``a.concat(b.negate())`` is ``a - b``)."""
+        return Collection(Negate(self.scope, [self.op], name), self.columns)
+
+    def consolidate(self, name: str | None = None) -> "Collection":
+        """At most one update per (record, time), none with diff 0."""
+        return Collection(Consolidate(self.scope, [self.op], name), self.columns)
+
+    def inspect(self, fn: Callable = print, name: str | None = None) -> "Collection":
+        """Debugging tap: ``fn(record, time, diff)`` for every update passing by."""
+        return Collection(Inspect(self.scope, self.op, fn, name), self.columns)
+
+    # -- arrangements and keyed operators ----------------------------------------------
+    def arrange(self, key_columns: int = 1, name: str | None = None) -> "Collection":
+        """An indexed trace of this collection keyed by its first ``key_columns`` fields,
+        shareable by every join and reduce that reads it (built once, cached)."""
+        return Collection(self._arranged(key_columns, name), self.columns)
+
+    def _arranged(self, nkey: int, name: str | None = None):
+        trace = getattr(self.op, "trace", None)
+        if trace is not None and trace.nkey == nkey and not isinstance(self.op, ViewSink):
+            return self.op
+        cache = self.op.__dict__.setdefault("_arrangements", {})
+        if nkey not in cache:
+            cache[nkey] = Arrange(self.scope, self.op, nkey, name)
+        return cache[nkey]
+
+    def _bring(self, other: "Collection", nkey: int | None = None) -> "Collection":
+        """``other`` as seen from this collection's scope (entered if it is outside)."""
+        return bring_into(self.scope, other, nkey)
+
+    def enter(self, loop) -> "Collection":
+        """This collection inside ``loop`` (a :class:`Loop`, or any collection in the loop)."""
+        return bring_into(loop.scope, self)
+
+    def _keyed(self, other: "Collection | None", nkey: int):
+        left = self._arranged(nkey)
+        if other is None:
+            return [left]
+        return [left, self._bring(other, nkey)._arranged(nkey)]
+
+    def join(self, other: "Collection", select=None, key_columns: int = 1,
+             name: str | None = None) -> "Collection":
+        """Equi-join on the key.  The output is ``(key, left values..., right values...)``;
+        ``select`` picks fields of it by position (a tuple, the fast path) or builds the
+        output record with ``select(key, left_value, right_value)`` (row-wise Python)."""
+        ins = self._keyed(other, key_columns)
+        op = Join(self.scope, ins[0], ins[1], key_columns, select, name)
+        names = None
+        if self.columns and other.columns:
+            full = self.columns + [c for c in other.columns[key_columns:]]
+            names = [full[j] for j in select] if isinstance(select, tuple) else (
+                full if select is None else None)
+        return Collection(op, names)
+
+    def _reduce(self, logic, nkey: int, other=None, name=None, columns=None) -> "Collection":
+        ins = self._keyed(other, nkey)
+        return Collection(Reduce(self.scope, ins, logic, nkey, name), columns)
+
+    def _key_names(self, extra: str):
+        return (self.columns[:1] + [extra]) if self.columns else None
+
+    def count(self, name: str | None = None) -> "Collection":
+        """``(key, how many records have that key)``; for one-field records, per record."""
+        return self._reduce(agg.Count(), 1, name=name, columns=self._key_names("count"))
+
+    def sum(self, name: str | None = None) -> "Collection":
+        """``(key, sum of values)`` over records ``(key, number)``, multiplicities counted."""
+        return self._reduce(agg.Sum(), 1, name=name, columns=self.columns)
+
+    def min(self, name: str | None = None) -> "Collection":
+        """``(key, smallest value)`` per key."""
+        return self._reduce(agg.Extreme(largest=False), 1, name=name, columns=self.columns)
+
+    def max(self, name: str | None = None) -> "Collection":
+        """``(key, largest value)`` per key."""
+        return self._reduce(agg.Extreme(largest=True), 1, name=name, columns=self.columns)
+
+    def top_k(self, k: int, largest: bool = True, name: str | None = None) -> "Collection":
+        """Per key, the ``k`` records with the largest (or smallest) values."""
+        return self._reduce(agg.TopK(k, largest), 1, name=name, columns=self.columns)
+
+    def distinct(self, name: str | None = None) -> "Collection":
+        """Every record with positive multiplicity, once."""
+        return self._reduce(agg.DISTINCT, WHOLE_RECORD, name=name, columns=self.columns)
+
+    def threshold(self, fn: Callable, name: str | None = None) -> "Collection":
+        """Every record with multiplicity ``fn(multiplicity)`` (numpy-vectorised ``fn``)."""
+        return self._reduce(agg.Threshold(fn, "threshold"), WHOLE_RECORD, name=name,
+                            columns=self.columns)
+
+    def union(self, other: "Collection", name: str | None = None) -> "Collection":
+        """Multiset union: each record with the larger of its two multiplicities."""
+        return self._set_op(agg.UNION, other, name)
+
+    def intersect(self, other: "Collection", name: str | None = None) -> "Collection":
+        """Multiset intersection: each record with the smaller of its two multiplicities."""
+        return self._set_op(agg.INTERSECT, other, name)
+
+    def except_(self, other: "Collection", name: str | None = None) -> "Collection":
+        """Multiset difference: multiplicity ``max(a - b, 0)`` (SQL ``EXCEPT ALL``)."""
+        return self._set_op(agg.EXCEPT, other, name)
+
+    def _set_op(self, logic, other, name):
+        return self._reduce(logic, WHOLE_RECORD, other=other, name=name,
+                            columns=self.columns)
+
+    def reduce(self, fn: Callable, name: str | None = None) -> "Collection":
+        """General per-key reducer: ``fn(key, [(value, multiplicity), ...])`` returns
+        ``[(value, multiplicity), ...]``; output records are ``(key, value...)``."""
+        return self._reduce(agg.UserReduce(fn), 1, name=name)
+
+    group_by = reduce
+
+    def cogroup(self, other: "Collection", fn: Callable, name: str | None = None) -> "Collection":
+        """General binary reducer: ``fn(key, left_values, right_values)`` returns
+        ``[(value, multiplicity), ...]`` (values as in :meth:`reduce`)."""
+        return self._reduce(agg.UserCogroup(fn), 1, other=other, name=name)
+
+    # -- loops -------------------------------------------------------------------------
+    def iterate(self, body: Callable[["Collection"], "Collection"], max_iterations: int | None = None,
+                name: str | None = None) -> "Collection":
+        """Fixed point of ``body`` starting from this collection: ``x0 = self``,
+        ``x(i+1) = body(x(i))``, returned once no update is left (nestable)."""
+        loop = Loop(self.flow, self.scope, name or "iterate", max_iterations)
+        var = loop.variable(self)
+        result = body(var)
+        var.set(result)
+        return loop.leave(result)
+
+    def prioritize(self, priority, body: Callable[["Collection"], "Collection"],
+                   max_iterations: int | None = None, name: str | None = None) -> "Collection":
+        """Prioritized fixed point (CIDR 2013): records enter in increasing ``priority``, each
+        class starting from the fixed point reached with the classes before it; times
+        ``(priority, iteration)`` compare lexicographically.  ``priority`` is a field position
+        holding non-negative integers, or a column-wise ``fn(*numpy_fields) -> int array``."""
+        loop = Loop(self.flow, self.scope, name or "prioritize", max_iterations, prioritized=True)
+        var = loop.variable(self, priority=priority)
+        result = body(var)
+        var.set(result)
+        return loop.leave(result)
+
+    def leave(self) -> "Collection":
+        """This collection taken out of its loop: its value at the fixed point."""
+        if self.scope.parent is None:
+            raise DataflowError(f"{self!r} is not inside a loop")
+        return Collection(Leave(self.scope.parent, self.op), self.columns)
+
+    # -- outputs -----------------------------------------------------------------------
+    def view(self, name: str | None = None):
+        """A materialized view of this collection, exact after every step."""
+        from .view import View
+
+        if self.scope.parent is not None:
+            raise DataflowError(f"{self!r} is inside loop {self.scope.path!r}; views read "
+                                "collections outside loops (use leave() first)")
+        sink = ViewSink(self.scope, self.op, name or f"view of {self.op.name}")
+        self.flow._views.append(sink)
+        return View(sink, self.columns)
+
+    def subscribe(self, fn: Callable[[list], None], name: str | None = None) -> "Collection":
+        """Call ``fn(updates)`` after every step with that epoch's ``(record, time, diff)``s."""
+        if self.scope.parent is not None:
+            raise DataflowError(f"{self!r} is inside a loop; subscribe to it after leave()")
+        sink = SubscribeSink(self.scope, self.op, fn, name or f"subscriber of {self.op.name}")
+        self.flow._subscribers.append(sink)
+        return self
+
+
+def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
+    """``other`` as seen from ``scope``: itself, or entered if it lives in an enclosing scope
+    (through its arrangement by ``nkey`` fields when a keyed operator will read it)."""
+    if other.flow is not scope.flow:
+        raise DataflowError(f"{other!r} belongs to another Dataflow")
+    if other.scope is scope:
+        return other
+    if not scope.is_within(other.scope):
+        raise DataflowError(
+            f"{other!r} is defined inside loop {other.scope.path!r}, which is not around "
+            f"{scope.path!r}; take it out of the loop with leave() first")
+    source = other._arranged(nkey) if nkey is not None else other.op
+    cache = source.__dict__.setdefault("_entered", {})
+    if id(scope) not in cache:
+        cache[id(scope)] = Enter(scope, source)
+    return Collection(cache[id(scope)], other.columns)
+
+
+class Loop:
+    """A loop scope with any number of variables (mutual recursion).
+
+    ``var = loop.variable(seed)``; build the body from the variables (and any outer
+    collection); ``var.set(result)``; ``loop.leave(result)`` gives the fixed point outside.
+    """
+
+    def __init__(self, flow, outer_scope, name: str, max_iterations: int | None = None,
+                 prioritized: bool = False):
+        from .scope import Scope
+
+        bound = max_iterations if max_iterations is not None else flow.max_iterations
+        self.flow = flow
+        self.scope = Scope(flow, outer_scope, _unique_scope_name(outer_scope, name),
+                           PRIORITY if prioritized else ITERATION, bound)
+        flow._graph_changed = True
+
+    def variable(self, seed: Collection, priority=None) -> "Variable":
+        seed = bring_into(self.scope.parent, seed)
+        ingress = Ingress(self.scope, seed.op, priority)
+        head = Concat(self.scope, [ingress], name="variable")
+        return Variable(head, seed.columns)
+
+    def enter(self, collection: Collection) -> Collection:
+        return collection.enter(self)
+
+    def leave(self, collection: Collection) -> Collection:
+        if collection.scope is not self.scope:
+            raise DataflowError(f"{collection!r} is not in loop {self.scope.path!r}")
+        return collection.leave()
+
+
+def _unique_scope_name(parent, name):
+    taken = {c.name for c in parent.children}
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name}{i}" in taken:
+        i += 1
+    return f"{name}{i}"
+
+
+class Variable(Collection):
+    """A loop variable: the seed at iteration 0, then whatever :meth:`set` feeds back."""
+
+    _set = False
+
+    def set(self, result: Collection) -> Collection:
+        if self._set:
+            raise DataflowError(f"loop variable {self.op.label} was already set")
+        result = self._bring(result)
+        fb = Feedback(self.scope, [result.op])
+        self.op.add_input(fb)
+        self._set = True
+        return result

@@ -1,0 +1,273 @@
+"""The Dataflow: inputs, epochs, rollback, statistics."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from time import perf_counter
+
+import numpy as np
+import pandas as pd
+
+from .batch import Batch, unify_kinds
+from .collection import Collection, Loop
+from .columns import Interner, encode_frame, encode_rows, KIND_NAMES, decode_rows
+from .errors import DataflowError, InputError, SchemaError
+from .operators.io import Input
+from .scope import Scope
+
+
+@dataclass
+class StepReport:
+    """What one :meth:`Dataflow.step` did."""
+
+    epoch: int
+    seconds: float
+    input_updates: int
+    operator_runs: int
+    updates_processed: int
+    retained_updates: int
+
+    def __str__(self) -> str:
+        return (f"epoch {self.epoch}: {self.input_updates} input updates, "
+                f"{self.updates_processed} updates through {self.operator_runs} operator runs "
+                f"in {self.seconds * 1000:.1f} ms; {self.retained_updates} updates retained")
+
+
+class Dataflow:
+    """A differential dataflow program: declare inputs, build operators, then ``step()``.
+
+    Each ``step()`` closes the open epoch: the updates given to the inputs since the last
+    step take effect together at time ``(epoch,)``, every operator runs to quiescence (loops to
+    their fixed points), views and subscribers see the epoch's output.  If anything fails (a
+    user function raises, a loop exceeds ``max_iterations``), the epoch is rolled back and
+    every collection reads as before it.
+    """
+
+    def __init__(self, name: str = "dataflow", max_iterations: int = 10_000):
+        self.name = name
+        self.max_iterations = max_iterations
+        self.interner = Interner()
+        self.epoch = 0
+        self._ops: list = []
+        self._inputs: dict[str, "InputCollection"] = {}
+        self._views: list = []
+        self._subscribers: list = []
+        self._stats: list[tuple] = []
+        self._graph_changed = True
+        self.root = Scope(self, None, "root")
+
+    # -- building ----------------------------------------------------------------------
+    def _register(self, op) -> int:
+        self._ops.append(op)
+        self._graph_changed = True
+        return len(self._ops) - 1
+
+    def input(self, name: str, columns: list[str] | None = None) -> "InputCollection":
+        """A new input collection; ``columns`` names (and fixes the number of) its fields."""
+        if name in self._inputs:
+            raise DataflowError(f"input {name!r} already exists in {self.name!r}")
+        inp = InputCollection(Input(self.root, name), columns)
+        self._inputs[name] = inp
+        return inp
+
+    @property
+    def inputs(self) -> dict:
+        return dict(self._inputs)
+
+    def loop(self, name: str = "loop", max_iterations: int | None = None,
+             prioritized: bool = False) -> Loop:
+        """A loop scope for mutual recursion: see :class:`~ddlab.engine.collection.Loop`."""
+        return Loop(self, self.root, name, max_iterations, prioritized)
+
+    def iterate(self, seeds, body, max_iterations: int | None = None, name: str = "iterate"):
+        """Mutual recursion: ``body(*variables)`` returns one result per seed; returns the
+        fixed points (outside the loop) in the same order."""
+        seeds = list(seeds)
+        scope = max((s.scope for s in seeds), key=lambda s: s.depth)
+        loop = Loop(self, scope, name, max_iterations)
+        variables = [loop.variable(s) for s in seeds]
+        results = body(*variables)
+        if isinstance(results, Collection):
+            results = [results]
+        if len(results) != len(variables):
+            raise DataflowError(f"iterate body returned {len(results)} collections for "
+                                f"{len(variables)} variables")
+        outs = []
+        for var, res in zip(variables, results):
+            res = var.set(res)
+            outs.append(loop.leave(res))
+        return tuple(outs)
+
+    # -- running -----------------------------------------------------------------------
+    def step(self) -> StepReport:
+        """Close the open epoch and run it to quiescence."""
+        if self._graph_changed:
+            self.root.toposort()
+            self._graph_changed = False
+        epoch = self.epoch
+        snapshots = [(op, op.snapshot()) for op in self._ops]
+        n_stats = len(self._stats)
+        n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
+        start = perf_counter()
+        try:
+            for inp in self._inputs.values():
+                inp.op.flush(epoch)
+            self.root.run(())
+            for view in self._views:
+                view.commit(epoch)
+        except BaseException as err:
+            discarded = {name: i.op.pending for name, i in self._inputs.items()}
+            for op, state in snapshots:
+                op.restore(state)
+                op.clear_queues()
+            self.root.clear()
+            del self._stats[n_stats:]
+            lost = {}
+            for name, inp in self._inputs.items():
+                lost[name] = inp._decode_pending()
+                inp.op.pending = []
+            err.discarded_updates = lost
+            if hasattr(err, "add_note"):
+                err.add_note(f"ddlab: epoch {epoch} was rolled back; every collection reads as "
+                             f"before it. Its {n_inputs} input updates were not applied (they "
+                             f"are in this exception's .discarded_updates).")
+            raise
+        seconds = perf_counter() - start
+        self.epoch = epoch + 1
+        runs = self._stats[n_stats:]
+        for sub in self._subscribers:
+            sub.deliver(epoch)
+        return StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
+                          self.retained_updates())
+
+    # -- introspection -----------------------------------------------------------------
+    def _record(self, op, t, n_in, n_out, seconds) -> None:
+        self._stats.append((op.id, t, n_in, n_out, seconds))
+
+    def stats(self, epoch: int | None = None) -> pd.DataFrame:
+        """Per operator and time: updates in, updates out, seconds (the live plots' data)."""
+        rows = self._stats if epoch is None else [r for r in self._stats if r[1][0] == epoch]
+        ops = self._ops
+        records = []
+        for op_id, t, n_in, n_out, secs in rows:
+            op = ops[op_id]
+            shown = op.scope.describe_time(t)
+            iteration = None
+            if len(t) > 1:
+                inner = shown[-1]
+                iteration = inner[1] if isinstance(inner, tuple) else inner
+            records.append((op.label, op.kind, op.scope.path, shown, t[0], iteration,
+                            n_in, n_out, secs))
+        return pd.DataFrame(records, columns=["operator", "kind", "scope", "time", "epoch",
+                                              "iteration", "in", "out", "seconds"])
+
+    def retained_updates(self) -> int:
+        """Updates held in all traces (arrangements, reduce outputs, views)."""
+        return sum(len(tr) for op in self._ops for tr in op.traces())
+
+    def compact(self) -> None:
+        """Merge every trace into one batch compacted to the current frontier."""
+        for op in self._ops:
+            for tr in op.traces():
+                tr.compact()
+
+    @property
+    def operators(self) -> list:
+        return list(self._ops)
+
+    def __repr__(self) -> str:
+        return (f"<Dataflow {self.name!r}: {len(self._inputs)} inputs, {len(self._ops)} "
+                f"operators, {self.epoch} epochs done>")
+
+
+class InputCollection(Collection):
+    """An input: ``insert``, ``remove`` or ``update`` rows, then ``flow.step()``."""
+
+    def __init__(self, op, columns=None):
+        super().__init__(op, columns)
+        if columns:
+            op.kinds = None
+        self._arity = len(columns) if columns else None
+
+    def insert(self, rows) -> None:
+        """Add records (a list of tuples, or a pandas DataFrame)."""
+        self._add(rows, +1)
+
+    def remove(self, rows) -> None:
+        """Remove records; removing an absent record makes its multiplicity negative."""
+        self._add(rows, -1)
+
+    def update(self, updates) -> None:
+        """Add ``(record, diff)`` pairs, or a DataFrame whose ``diff`` column holds the diffs."""
+        where = f"input {self.op.name!r}"
+        if isinstance(updates, pd.DataFrame):
+            if "diff" not in updates.columns:
+                raise InputError(f"{where}: update() needs a 'diff' column; got columns "
+                                 f"{list(updates.columns)}")
+            diffs = updates["diff"].to_numpy()
+            if diffs.dtype.kind not in "iu":
+                raise InputError(f"{where}: the 'diff' column must hold integers, not {diffs.dtype}")
+            self._add(updates.drop(columns=["diff"]), diffs.astype(np.int64))
+            return
+        updates = list(updates)
+        for i, u in enumerate(updates):
+            if not (isinstance(u, tuple) and len(u) == 2 and isinstance(u[1], (int, np.integer))
+                    and not isinstance(u[1], bool)):
+                raise InputError(f"{where}: update {i} {u!r} is not a (record, diff) pair with "
+                                 f"an integer diff")
+        self._add([u[0] for u in updates],
+                  np.fromiter((u[1] for u in updates), dtype=np.int64, count=len(updates)))
+
+    def _add(self, rows, diffs) -> None:
+        where = f"input {self.op.name!r}"
+        interner = self.flow.interner
+        if isinstance(rows, pd.DataFrame):
+            if self.columns and list(rows.columns) != self.columns:
+                if set(self.columns) <= set(rows.columns):
+                    rows = rows[self.columns]
+                else:
+                    missing = [c for c in self.columns if c not in rows.columns]
+                    raise InputError(f"{where}: the DataFrame lacks column(s) {missing}; it has "
+                                     f"{list(rows.columns)}")
+            if not len(rows):
+                return
+            cols, kinds = encode_frame(rows, interner, where)
+            if self.columns is None:
+                self.columns = [str(c) for c in rows.columns]
+        else:
+            rows = list(rows)
+            if not rows:
+                return
+            cols, kinds = encode_rows(rows, interner, where, self._arity)
+        if self._arity is None:
+            self._arity = len(cols)
+        elif len(cols) != self._arity:
+            raise InputError(f"{where}: rows have {len(cols)} fields, expected {self._arity}")
+        n = len(cols[0])
+        if isinstance(diffs, int):
+            diffs = np.full(n, diffs, dtype=np.int64)
+        if self.op.kinds is not None and kinds != self.op.kinds:
+            try:
+                unified = unify_kinds([self.op.kinds, kinds], where)
+            except SchemaError:
+                for j, (old, new) in enumerate(zip(self.op.kinds, kinds)):
+                    if old != new:
+                        raise InputError(
+                            f"{where}: column {j} held {KIND_NAMES[old]} values and these rows "
+                            f"give {KIND_NAMES[new]} values (first row: "
+                            f"{decode_rows(cols, kinds, interner)[0]!r}); one column must keep "
+                            f"one type") from None
+                raise
+            if unified != self.op.kinds:
+                raise InputError(f"{where}: column types {kinds} do not fit the earlier "
+                                 f"{self.op.kinds}")
+            cols = [c.astype(np.float64) if k == "f" else c for c, k in zip(cols, unified)]
+            kinds = unified
+        self.op.kinds = kinds
+        self.op.pending.append(Batch(cols, kinds, diffs))
+
+    def _decode_pending(self) -> list:
+        out = []
+        for b in self.op.pending:
+            rows = decode_rows(b.cols, b.kinds, self.flow.interner)
+            out.extend(zip(rows, b.diffs.tolist()))
+        return out

@@ -1,0 +1,82 @@
+"""Timestamps and their lattice: product order over coordinates, lub and glb.
+
+A time is a tuple of non-negative integers: the epoch, then one coordinate per enclosing loop.
+Coordinates compare by the product order (``s <= t`` iff every coordinate is ``<=``).
+
+A prioritized loop's coordinate is a ``(priority, iteration)`` pair compared lexicographically
+(CIDR 2013, PrioritizedFP).  Lexicographic order on such a pair is a total order, and it is
+exactly the numeric order of ``priority * 2**32 + iteration``: so the engine stores it as one
+packed integer coordinate, for which ``<=`` is numeric, lub is ``max`` (the lexicographic max),
+glb is ``min``, and the loop's feedback edge adds one (to the iteration part).  The packing is a
+representation detail: :func:`unpack_priority` / :func:`display_time` give the pair back.
+
+Everything here works on single tuples and, vectorised, on ``(n, d)`` int64 time matrices.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+PRIORITY_BITS = 32
+ITERATION_MASK = (1 << PRIORITY_BITS) - 1
+MAX_PRIORITY = (1 << 31) - 1
+
+#: Coordinate kinds, outermost first: ``"epoch"``, ``"iteration"`` or ``"priority"``.
+EPOCH, ITERATION, PRIORITY = "epoch", "iteration", "priority"
+
+
+def leq(s: tuple, t: tuple) -> bool:
+    """Product order: every coordinate of ``s`` is ``<=`` the one of ``t``."""
+    return all(a <= b for a, b in zip(s, t))
+
+
+def lub(s: tuple, t: tuple) -> tuple:
+    """Least upper bound (join): coordinate-wise max (lexicographic max for a packed pair)."""
+    return tuple(a if a >= b else b for a, b in zip(s, t))
+
+
+def glb(s: tuple, t: tuple) -> tuple:
+    """Greatest lower bound (meet): coordinate-wise min."""
+    return tuple(a if a <= b else b for a, b in zip(s, t))
+
+
+def leq_rows(times: np.ndarray, t: tuple) -> np.ndarray:
+    """Boolean mask of the rows of an ``(n, d)`` time matrix that are ``<= t``."""
+    if times.shape[1] == 1:
+        return times[:, 0] <= t[0]
+    return np.all(times <= np.asarray(t, dtype=np.int64), axis=1)
+
+
+def lub_rows(times: np.ndarray, t: tuple) -> np.ndarray:
+    """Row-wise lub of a time matrix with one time."""
+    return np.maximum(times, np.asarray(t, dtype=np.int64))
+
+
+def pack_priority(priority, iteration=0):
+    """Pack a ``(priority, iteration)`` pair into one lexicographically ordered coordinate."""
+    return (np.asarray(priority, dtype=np.int64) << PRIORITY_BITS) + iteration if isinstance(
+        priority, np.ndarray) else (int(priority) << PRIORITY_BITS) + int(iteration)
+
+
+def unpack_priority(coordinate: int) -> tuple[int, int]:
+    """The ``(priority, iteration)`` pair a packed coordinate stands for."""
+    return int(coordinate) >> PRIORITY_BITS, int(coordinate) & ITERATION_MASK
+
+
+def iteration_of(coordinate: int, kind: str) -> int:
+    """The iteration count held by a loop coordinate of the given kind."""
+    return int(coordinate) & ITERATION_MASK if kind == PRIORITY else int(coordinate)
+
+
+def display_time(t: tuple, kinds: tuple[str, ...]):
+    """A time as users read it: packed priority coordinates shown as ``(priority, iteration)``."""
+    return tuple(unpack_priority(c) if k == PRIORITY else int(c) for c, k in zip(t, kinds))
+
+
+def advance(times: np.ndarray, frontier: tuple) -> np.ndarray:
+    """Logical compaction to a one-element frontier ``f``: ``t -> lub(t, f)``.
+
+    For every time ``u >= f`` that a reader will still ask about, ``t <= u`` iff
+    ``lub(t, f) <= u``, so the collection read at any such ``u`` is unchanged, while times that
+    readers can no longer tell apart become equal and their updates consolidate.
+    """
+    return np.maximum(times, np.asarray(frontier, dtype=np.int64))

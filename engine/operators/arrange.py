@@ -1,0 +1,34 @@
+"""Arrange: maintain a shared, indexed trace of a collection.
+
+An arrangement is built once and read by any number of joins and reduces (one index, many
+readers), in its own scope or, through :class:`~ddlab.engine.trace.EnteredTrace`, inside
+loops nested in it.  The operator inserts each batch into the trace and passes it on; readers
+downstream run later at the same time, so the trace they read already holds that batch."""
+from __future__ import annotations
+
+from ..trace import Trace
+from .base import Operator
+
+
+class Arrange(Operator):
+    kind = "arrange"
+    preserves_consolidation = True
+
+    def __init__(self, scope, up, nkey: int, name=None):
+        super().__init__(scope, [up], name)
+        self.nkey = nkey
+        self.trace = Trace(nkey, scope.depth, self.flow, name=self.label)
+
+    def process(self, t, inputs):
+        b = inputs[0].consolidate()
+        self.trace.insert(t, b)
+        self.emit(t, b)
+
+    def snapshot(self):
+        return self.trace.snapshot()
+
+    def restore(self, state):
+        self.trace.restore(state)
+
+    def traces(self):
+        return [self.trace]

@@ -1,0 +1,107 @@
+"""The operator base class: input queues per time, emission, statistics."""
+from __future__ import annotations
+
+from time import perf_counter
+
+from ..batch import Batch, concat_batches
+
+
+class Operator:
+    """A node of the dataflow graph living in one scope.
+
+    Upstream operators :meth:`enqueue` batches at a time; the scope calls :meth:`run_at` once
+    per (time, operator) with pending work; :meth:`process` turns the inputs at that time into
+    output batches sent with :meth:`emit` (consolidated, so loops can quiesce).
+    """
+
+    kind = "operator"
+    #: True for operators whose output at a time is a consolidated batch by construction.
+    preserves_consolidation = False
+
+    def __init__(self, scope, inputs=(), name: str | None = None):
+        self.scope = scope
+        self.flow = scope.flow
+        self.inputs = list(inputs)
+        self.outputs: list[tuple[Operator, int]] = []
+        self.queues: list[dict] = [dict() for _ in self.inputs]
+        self.name = name or self.kind
+        self.id = self.flow._register(self)
+        self.index = scope.add(self)
+        for port, up in enumerate(self.inputs):
+            up.outputs.append((self, port))
+        self._emitted = 0
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}#{self.id}"
+
+    def add_input(self, up: "Operator") -> int:
+        self.inputs.append(up)
+        self.queues.append({})
+        up.outputs.append((self, len(self.inputs) - 1))
+        self.flow._graph_changed = True
+        return len(self.inputs) - 1
+
+    # -- data movement -----------------------------------------------------------------
+    def input_time(self, port: int, t: tuple) -> tuple:
+        """The time in this operator's scope at which an update sent at ``t`` is processed."""
+        return t
+
+    def enqueue(self, port: int, t: tuple, batch: Batch) -> None:
+        t = self.input_time(port, t)
+        queue = self.queues[port]
+        pending = queue.get(t)
+        if pending is None:
+            queue[t] = [batch]
+        else:
+            pending.append(batch)
+        self.scope.schedule(t, self.index)
+
+    def run_at(self, t: tuple) -> None:
+        inputs = []
+        n_in = 0
+        for queue in self.queues:
+            pending = queue.pop(t, None)
+            if pending is None:
+                inputs.append(None)
+            else:
+                batch = concat_batches(pending, self.label)
+                inputs.append(batch)
+                if batch is not None:
+                    n_in += len(batch)
+        self._emitted = 0
+        start = perf_counter()
+        self.process(t, inputs)
+        self.flow._record(self, t, n_in, self._emitted, perf_counter() - start)
+
+    def process(self, t: tuple, inputs: list) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def emit(self, t: tuple, batch: Batch | None) -> None:
+        if batch is None or not len(batch):
+            return
+        if not batch.consolidated:
+            batch = batch.consolidate()
+            if not len(batch):
+                return
+        self._emitted += len(batch)
+        for op, port in self.outputs:
+            op.enqueue(port, t, batch)
+
+    # -- state for rollback and introspection --------------------------------------------
+    def snapshot(self):
+        return None
+
+    def restore(self, state) -> None:
+        pass
+
+    def clear_queues(self) -> None:
+        for q in self.queues:
+            q.clear()
+
+    def traces(self) -> list:
+        """Traces this operator owns (for retained-state accounting and compaction)."""
+        return []
+
+    def __repr__(self) -> str:
+        return f"<{self.label} in {self.scope.path}>"

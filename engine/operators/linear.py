@@ -1,0 +1,228 @@
+"""Linear operators: each output update depends on one input update, so they work batch by
+batch on whole columns (map, filter, project, concat, negate, ...) with no state.
+
+Row-wise user functions (``map``, ``flat_map``, ``filter``) are the convenient path: records
+are decoded to Python tuples, the function runs per record, results are encoded back.  The
+column-wise variants (``map_columns``, ``filter_columns``, ``project``) are the fast path."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..batch import Batch
+from ..columns import decode_rows, decode_column, encode_rows, OBJECT, INT, FLOAT, BOOL
+from ..errors import OperatorError, InputError
+from .base import Operator
+
+
+def _describe(fn) -> str:
+    return getattr(fn, "__qualname__", None) or repr(fn)
+
+
+def call_user(op: Operator, fn, rows, what: str = "record"):
+    """Apply ``fn`` to every row; a raising function becomes an OperatorError naming the row."""
+    out = []
+    append = out.append
+    it = iter(rows)
+    row = None
+    try:
+        for row in it:
+            append(fn(row))
+    except Exception as err:
+        raise OperatorError(f"{op.label}: {_describe(fn)} raised {type(err).__name__}: {err} "
+                            f"on {what} {row!r}", operator=op.label, row=row) from err
+    return out
+
+
+class Map(Operator):
+    kind = "map"
+
+    def __init__(self, scope, up, fn, name=None):
+        super().__init__(scope, [up], name)
+        self.fn = fn
+
+    def process(self, t, inputs):
+        b = inputs[0]
+        rows = decode_rows(b.cols, b.kinds, self.flow.interner)
+        out = call_user(self, self.fn, rows)
+        cols, kinds = encode_rows(out, self.flow.interner, f"{self.label} output")
+        self.emit(t, Batch(cols, kinds, b.diffs))
+
+
+class FlatMap(Operator):
+    kind = "flat_map"
+
+    def __init__(self, scope, up, fn, name=None):
+        super().__init__(scope, [up], name)
+        self.fn = fn
+
+    def process(self, t, inputs):
+        b = inputs[0]
+        rows = decode_rows(b.cols, b.kinds, self.flow.interner)
+        outs = call_user(self, lambda r: list(self.fn(r)), rows)
+        counts = np.fromiter(map(len, outs), dtype=np.int64, count=len(outs))
+        flat = [x for o in outs for x in o]
+        if not flat:
+            return
+        cols, kinds = encode_rows(flat, self.flow.interner, f"{self.label} output")
+        self.emit(t, Batch(cols, kinds, np.repeat(b.diffs, counts)))
+
+
+class Filter(Operator):
+    kind = "filter"
+    preserves_consolidation = True
+
+    def __init__(self, scope, up, predicate, name=None):
+        super().__init__(scope, [up], name)
+        self.predicate = predicate
+
+    def process(self, t, inputs):
+        b = inputs[0]
+        rows = decode_rows(b.cols, b.kinds, self.flow.interner)
+        keep = np.array(call_user(self, lambda r: bool(self.predicate(r)), rows), dtype=bool)
+        self.emit(t, b.take(keep))
+
+
+def encode_arrays(op, arrays, interner):
+    """Encode the numpy columns a column-wise function returned."""
+    cols, kinds = [], []
+    for j, arr in enumerate(arrays):
+        arr = np.asarray(arr)
+        if arr.dtype.kind in "iu":
+            kinds.append(INT)
+            cols.append(arr.astype(np.int64, copy=False))
+        elif arr.dtype.kind == "f":
+            kinds.append(FLOAT)
+            cols.append(arr.astype(np.float64, copy=False))
+        elif arr.dtype.kind == "b":
+            kinds.append(BOOL)
+            cols.append(arr.astype(np.int64))
+        else:
+            kind, col = _encode_object(op, arr, j, interner)
+            kinds.append(kind)
+            cols.append(col)
+    return cols, kinds
+
+
+def _encode_object(op, arr, j, interner):
+    from ..columns import encode_column
+
+    return encode_column(list(arr), interner, f"{op.label} output", j)
+
+
+class MapColumns(Operator):
+    """Column-wise map: ``fn(*columns) -> column or tuple of columns`` (numpy arrays)."""
+
+    kind = "map_columns"
+
+    def __init__(self, scope, up, fn, name=None):
+        super().__init__(scope, [up], name)
+        self.fn = fn
+
+    def process(self, t, inputs):
+        b = inputs[0]
+        interner = self.flow.interner
+        args = [decode_column(c, k, interner) for c, k in zip(b.cols, b.kinds)]
+        try:
+            out = self.fn(*args)
+        except Exception as err:
+            raise OperatorError(f"{self.label}: {_describe(self.fn)} raised "
+                                f"{type(err).__name__}: {err} on a batch of {len(b)} records "
+                                f"(first {decode_rows(b.take(slice(0, 1)).cols, b.kinds, interner)[0]!r})",
+                                operator=self.label) from err
+        if not isinstance(out, (tuple, list)):
+            out = (out,)
+        for arr in out:
+            if len(arr) != len(b):
+                raise OperatorError(f"{self.label}: {_describe(self.fn)} returned a column of "
+                                    f"{len(arr)} values for {len(b)} records", operator=self.label)
+        cols, kinds = encode_arrays(self, out, interner)
+        self.emit(t, Batch(cols, kinds, b.diffs))
+
+
+class FilterColumns(Operator):
+    """Column-wise filter: ``predicate(*columns) -> boolean array``."""
+
+    kind = "filter_columns"
+    preserves_consolidation = True
+
+    def __init__(self, scope, up, predicate, name=None):
+        super().__init__(scope, [up], name)
+        self.predicate = predicate
+
+    def process(self, t, inputs):
+        b = inputs[0]
+        interner = self.flow.interner
+        args = [decode_column(c, k, interner) for c, k in zip(b.cols, b.kinds)]
+        try:
+            keep = np.asarray(self.predicate(*args), dtype=bool)
+        except Exception as err:
+            raise OperatorError(f"{self.label}: {_describe(self.predicate)} raised "
+                                f"{type(err).__name__}: {err}", operator=self.label) from err
+        self.emit(t, b.take(keep))
+
+
+class Project(Operator):
+    """Select and reorder columns by index: no decoding, pure column moves."""
+
+    kind = "project"
+
+    def __init__(self, scope, up, columns, name=None):
+        super().__init__(scope, [up], name)
+        self.columns = tuple(columns)
+
+    def process(self, t, inputs):
+        b = inputs[0]
+        try:
+            cols = [b.cols[j] for j in self.columns]
+            kinds = [b.kinds[j] for j in self.columns]
+        except IndexError:
+            raise InputError(f"{self.label}: project{self.columns} on records of "
+                             f"{b.arity} fields") from None
+        self.emit(t, Batch(cols, kinds, b.diffs))
+
+
+class Concat(Operator):
+    """Multiset sum of several collections (diffs add)."""
+
+    kind = "concat"
+
+    def process(self, t, inputs):
+        from ..batch import concat_batches
+
+        self.emit(t, concat_batches([b for b in inputs if b is not None], self.label))
+
+
+class Negate(Operator):
+    kind = "negate"
+    preserves_consolidation = True
+
+    def process(self, t, inputs):
+        self.emit(t, inputs[0].negate())
+
+
+class Consolidate(Operator):
+    """Sum diffs of equal records and drop zeros (every operator's output already is)."""
+
+    kind = "consolidate"
+
+    def process(self, t, inputs):
+        self.emit(t, inputs[0].consolidate())
+
+
+class Inspect(Operator):
+    """Debugging tap: calls ``fn(record, time, diff)`` for each update, passes data through."""
+
+    kind = "inspect"
+    preserves_consolidation = True
+
+    def __init__(self, scope, up, fn, name=None):
+        super().__init__(scope, [up], name)
+        self.fn = fn
+
+    def process(self, t, inputs):
+        b = inputs[0].consolidate()
+        shown = self.scope.describe_time(t)
+        rows = decode_rows(b.cols, b.kinds, self.flow.interner)
+        call_user(self, lambda rd: self.fn(rd[0], shown, rd[1]), list(zip(rows, b.diffs.tolist())),
+                  what="update")
+        self.emit(t, b)

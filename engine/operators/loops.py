@@ -1,0 +1,140 @@
+"""Loop plumbing: entering a scope, the loop variable's ingress, feedback, and leaving.
+
+Inside a loop times are ``(outer..., i)``.  ``Enter`` shows an outer collection unchanged at
+every iteration (update at ``t`` -> ``(t, 0)``).  A loop variable is ``Ingress(seed)`` plus the
+feedback of the body's result: the seed enters as ``+x`` at iteration 0 and ``-x`` at iteration
+1, the feedback adds one to the iteration coordinate, so ``var(0) = seed`` and
+``var(i + 1) = body(var(i))``.  ``Leave`` drops the loop coordinate: summing all iterations'
+updates gives the fixed point.  A prioritized loop's coordinate is a packed
+``(priority, iteration)`` pair (see ``lattice``): the seed enters at ``(p, 0)`` and leaves at
+``(p, 1)`` for its record's priority ``p``, so priority classes are introduced in order, each
+starting from the fixed point of the ones before.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..batch import Batch
+from ..columns import decode_rows
+from ..errors import OperatorError
+from ..lattice import PRIORITY, MAX_PRIORITY, pack_priority
+from ..trace import EnteredTrace
+from .base import Operator
+
+
+class ScopeNode(Operator):
+    """A nested scope as one node of its parent: runs the scope to quiescence per outer time."""
+
+    kind = "loop"
+
+    def __init__(self, parent, inner):
+        self.inner = inner
+        super().__init__(parent, [], name=inner.name)
+
+    def run_at(self, t):
+        self.inner.run(t)
+
+
+class Enter(Operator):
+    """Bring an outer collection (at any depth above) into this scope at iteration 0."""
+
+    kind = "enter"
+    preserves_consolidation = True
+
+    def __init__(self, scope, up, name=None):
+        super().__init__(scope, [up], name)
+        self.extra = scope.depth - up.scope.depth
+        upstream_trace = getattr(up, "trace", None)
+        self.trace = EnteredTrace(upstream_trace, self.extra) if upstream_trace is not None else None
+        self.nkey = upstream_trace.nkey if upstream_trace is not None else None
+
+    def input_time(self, port, t):
+        return t + (0,) * self.extra
+
+    def process(self, t, inputs):
+        self.emit(t, inputs[0])
+
+
+class Ingress(Operator):
+    """The seed of a loop variable: ``+x`` at iteration 0, ``-x`` at iteration 1 (per
+    priority class in a prioritized loop)."""
+
+    kind = "ingress"
+    preserves_consolidation = True
+
+    def __init__(self, scope, up, priority=None, name=None):
+        super().__init__(scope, [up], name)
+        self.priority = priority
+
+    def input_time(self, port, t):
+        return t + (0,)
+
+    def process(self, t, inputs):
+        b = inputs[0]
+        outer = t[:-1]
+        if self.scope.kind != PRIORITY:
+            self.emit(t, b)
+            self.emit(outer + (1,), b.negate())
+            return
+        prio = self._priorities(b)
+        for p in np.unique(prio).tolist():
+            part = b.take(prio == p)
+            self.emit(outer + (pack_priority(p, 0),), part)
+            self.emit(outer + (pack_priority(p, 1),), part.negate())
+
+    def _priorities(self, b: Batch) -> np.ndarray:
+        spec = self.priority
+        if spec is None:
+            prio = np.zeros(len(b), dtype=np.int64)
+        elif isinstance(spec, int):
+            if b.kinds[spec] not in ("i", "b"):
+                raise OperatorError(f"{self.label}: priority column {spec} must hold integers",
+                                    operator=self.label)
+            prio = b.cols[spec]
+        else:
+            from ..columns import decode_column
+
+            args = [decode_column(c, k, self.flow.interner) for c, k in zip(b.cols, b.kinds)]
+            try:
+                prio = np.asarray(spec(*args))
+            except Exception as err:
+                raise OperatorError(f"{self.label}: priority function raised "
+                                    f"{type(err).__name__}: {err}", operator=self.label) from err
+            if prio.shape != (len(b),) or prio.dtype.kind not in "iub":
+                raise OperatorError(f"{self.label}: the priority function must return one "
+                                    f"integer per record (got {prio.dtype} of shape {prio.shape})",
+                                    operator=self.label)
+            prio = prio.astype(np.int64)
+        bad = (prio < 0) | (prio > MAX_PRIORITY)
+        if bad.any():
+            row = decode_rows(b.take(bad).cols, b.kinds, self.flow.interner)[0]
+            raise OperatorError(f"{self.label}: priority of {row!r} is {int(prio[bad][0])}; "
+                                f"priorities must be integers in 0..{MAX_PRIORITY}",
+                                operator=self.label, row=row)
+        return prio
+
+
+class Feedback(Operator):
+    """The loop's back edge: the body's result at ``(..., i)`` reaches the variable at ``i + 1``."""
+
+    kind = "feedback"
+    preserves_consolidation = True
+
+    def process(self, t, inputs):
+        self.emit(t[:-1] + (t[-1] + 1,), inputs[0])
+
+
+class Leave(Operator):
+    """Leave a loop: drop the loop coordinate(s); the sum over iterations is the limit."""
+
+    kind = "leave"
+
+    def __init__(self, scope, up, name=None):
+        super().__init__(scope, [up], name)
+        self.drop = up.scope.depth - scope.depth
+
+    def input_time(self, port, t):
+        return t[: len(t) - self.drop]
+
+    def process(self, t, inputs):
+        self.emit(t, inputs[0])

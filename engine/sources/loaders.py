@@ -1,0 +1,355 @@
+"""Load an event table on Spark: any source, a column mapping, time parsing, a malformed-row report.
+
+Why: every later stage (windows, the stateless baseline, the engine) wants one canonical table
+``src, dst, time`` (+ ``label``, ``text``) with ``time`` as int64 unix seconds.  Real files have
+bad rows; we count them, keep a few examples with their file, and load the rest, so a user
+sees what was skipped instead of a crash or a silent drop.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple, Sequence
+
+__all__ = ["LoadError", "LoadReport", "LoadResult", "load_events", "CANONICAL"]
+
+CANONICAL = ("src", "dst", "time")
+_CORRUPT = "_corrupt_record"
+_INTEGRAL = ("tinyint", "smallint", "int", "bigint")
+
+
+class LoadError(ValueError):
+    """The source cannot be loaded as asked (missing column, unknown format...)."""
+
+
+@dataclass
+class LoadReport:
+    """What a load did: rows read and kept, malformed rows by reason, a few examples, formats used."""
+
+    source: str
+    rows_read: int
+    rows_loaded: int
+    malformed: dict[str, int] = field(default_factory=dict)
+    examples: list[dict[str, str]] = field(default_factory=list)
+    time_format: str = ""
+    time_format_detected: bool = False
+    id_type: str = ""
+    columns: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def malformed_total(self) -> int:
+        return sum(self.malformed.values())
+
+    @property
+    def ok(self) -> bool:
+        """True when no row was skipped."""
+        return self.malformed_total == 0
+
+    def __repr__(self) -> str:
+        how = "detected" if self.time_format_detected else "given"
+        lines = [
+            f"LoadReport({self.source}): {self.rows_read:,} rows read, {self.rows_loaded:,} loaded, "
+            f"{self.malformed_total:,} malformed",
+            f"  time format {self.time_format!r} ({how}); ids {self.id_type}; columns "
+            + ", ".join(f"{k}<-{v}" for k, v in self.columns.items()),
+        ]
+        if self.malformed:
+            lines.append("  skipped: " + ", ".join(f"{r} {n:,}" for r, n in sorted(self.malformed.items())))
+            for ex in self.examples:
+                lines.append(f"    {ex['file']}: {ex['row']!r} ({ex['reason']})")
+        return "\n".join(lines)
+
+    __str__ = __repr__
+
+    def merge(self, other: "LoadReport", source: str | None = None) -> "LoadReport":
+        """Combine two reports (e.g. several files loaded as one table)."""
+        malformed = dict(self.malformed)
+        for reason, n in other.malformed.items():
+            malformed[reason] = malformed.get(reason, 0) + n
+        return LoadReport(
+            source=source or f"{self.source} + {other.source}",
+            rows_read=self.rows_read + other.rows_read,
+            rows_loaded=self.rows_loaded + other.rows_loaded,
+            malformed=malformed,
+            examples=(self.examples + other.examples)[: max(len(self.examples), len(other.examples), 5)],
+            time_format=self.time_format,
+            time_format_detected=self.time_format_detected,
+            id_type=self.id_type,
+            columns=self.columns,
+        )
+
+
+class LoadResult(NamedTuple):
+    """``df, report = load_events(...)``: the canonical Spark DataFrame and its :class:`LoadReport`."""
+
+    df: Any
+    report: LoadReport
+
+    def to_pandas(self):
+        """The loaded events as pandas (Arrow transfer); only for tables that fit in memory."""
+        return self.df.toPandas()
+
+
+_EXT_FORMATS = {
+    "csv": "csv", "tsv": "csv", "txt": "csv", "json": "json", "jsonl": "json",
+    "ndjson": "json", "parquet": "parquet", "pq": "parquet",
+}
+_COMPRESSION = {"gz", "bz2", "zst", "xz", "lz4", "snappy", "deflate"}
+
+
+def _guess_format(path: str) -> tuple[str, str | None]:
+    """(format, separator hint) from a file name or, for a local folder, from the files inside."""
+    p = Path(path)
+    if p.is_dir():
+        for child in sorted(p.iterdir()):
+            if child.is_file() and not child.name.startswith((".", "_")):
+                return _guess_format(str(child))
+        raise LoadError(f"no data files in folder {path}")
+    suffixes = [s.lstrip(".").lower() for s in p.suffixes]
+    while suffixes and suffixes[-1] in _COMPRESSION:
+        suffixes.pop()
+    ext = suffixes[-1] if suffixes else ""
+    if ext not in _EXT_FORMATS:
+        return "csv", None
+    return _EXT_FORMATS[ext], ("\t" if ext == "tsv" else None)
+
+
+def _is_spark_df(obj) -> bool:
+    return hasattr(obj, "sparkSession") and hasattr(obj, "schema") and hasattr(obj, "select")
+
+
+def _is_pandas_df(obj) -> bool:
+    return type(obj).__name__ == "DataFrame" and type(obj).__module__.startswith("pandas")
+
+
+def _read(spark, source, fmt, columns, header, sep, options):
+    """Raw DataFrame, its corrupt-record column (or None), whether it comes from files, a name, the format."""
+    from pyspark.sql import types as T
+
+    if _is_pandas_df(source):
+        df = spark.createDataFrame(source)
+        return _rename(df, columns), None, False, f"pandas DataFrame ({len(source):,} rows)", "pandas"
+    if _is_spark_df(source):
+        return _rename(source, columns), None, False, "Spark DataFrame", "spark"
+    if fmt == "sql":
+        return _rename(spark.sql(source), columns), None, False, "SQL query", "sql"
+    paths = [str(p) for p in source] if isinstance(source, (list, tuple)) else [str(source)]
+    for p in paths:
+        if "://" not in p and not any(ch in p for ch in "*?[") and not os.path.exists(p):
+            raise LoadError(f"file not found: {p}")
+    name = ", ".join(Path(p).name for p in paths[:3]) + (" ..." if len(paths) > 3 else "")
+    hint = None
+    if fmt is None:
+        local = paths[0] if "://" not in paths[0] else paths[0].split("://", 1)[1]
+        fmt, hint = _guess_format(local) if os.path.exists(local) else ("csv", None)
+    opts = dict(options or {})
+    if fmt == "csv":
+        sep = sep or hint or ","
+        reader = spark.read.option("sep", sep).options(**opts)
+        if columns:
+            names = list(columns)
+        else:  # the header (or the first line's width): one tiny job
+            names = reader.option("header", bool(header)).csv(paths).columns
+        schema = T.StructType([T.StructField(n, T.StringType()) for n in names] + [T.StructField(_CORRUPT, T.StringType())])
+        df = (
+            reader.option("header", bool(header)).option("mode", "PERMISSIVE")
+            .option("columnNameOfCorruptRecord", _CORRUPT).schema(schema).csv(paths)
+        )
+        return df, _CORRUPT, True, name, "csv"
+    if fmt == "json":
+        df = spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", _CORRUPT).options(**opts).json(paths)
+        corrupt = _CORRUPT if _CORRUPT in df.columns else None
+        return _rename(df, columns), corrupt, True, name, "json"
+    if fmt == "parquet":
+        return _rename(spark.read.options(**opts).parquet(*paths), columns), None, True, name, "parquet"
+    raise LoadError(f"unknown format {fmt!r}: use 'csv', 'json', 'parquet' or 'sql'")
+
+
+def _rename(df, columns):
+    if not columns:
+        return df
+    present = [c for c in df.columns if c != _CORRUPT]
+    if len(columns) > len(present):
+        raise LoadError(f"columns={list(columns)} names {len(columns)} columns but the source has {len(present)}")
+    return df.withColumnsRenamed(dict(zip(present, columns)))
+
+
+def _resolve(df, ref, role: str) -> str | None:
+    if ref is None:
+        return None
+    names = [c for c in df.columns if c != _CORRUPT]
+    if isinstance(ref, int):
+        if not 0 <= ref < len(names):
+            raise LoadError(f"{role}={ref}: the source has only {len(names)} columns {names}")
+        return names[ref]
+    if ref not in names:
+        raise LoadError(f"{role} column {ref!r} not found; the columns are {names}")
+    return ref
+
+
+def load_events(
+    source,
+    *,
+    src: str | int = "src",
+    dst: str | int = "dst",
+    time: str | int = "time",
+    label: str | int | None = None,
+    text: str | int | None = None,
+    format: str | None = None,
+    time_format: str | None = None,
+    columns: Sequence[str] | None = None,
+    header: bool = True,
+    sep: str | None = None,
+    ids: str = "auto",
+    label_type: str | None = None,
+    time_range: tuple[int | None, int | None] | None = None,
+    name: str | None = None,
+    spark=None,
+    max_examples: int = 5,
+    options: dict | None = None,
+) -> LoadResult:
+    """Load events into a Spark DataFrame ``src, dst, time`` (+ ``label``, ``text``), with a report.
+
+    ``source``: a path or list of paths (CSV, JSON lines, Parquet; format from the extension or
+    ``format=``), a SQL query (``format="sql"``), a Spark or a pandas DataFrame.  ``src``, ``dst``,
+    ``time``, ``label``, ``text`` name (or index) the source columns; ``columns`` names the columns
+    of a header-less file.  ``time_format``: ``"unix"``, ``"unix_ms"``, ``"iso"``, a Spark pattern
+    (``"M/d/yy h:mm a"``) or a strftime format; detected from a sample when omitted.  ``ids``:
+    ``"long"``, ``"string"`` or ``"auto"`` (long when every id is an integer).  Rows with a wrong
+    field count, an empty id, an unparseable time or a time outside ``time_range`` (unix seconds,
+    inclusive; None = open) are skipped and counted in the report.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql import Window
+
+    from .session import get_spark
+    from .timeparse import detect_time_format, spark_pattern, time_expr
+
+    if ids not in ("auto", "long", "string"):
+        raise LoadError(f"ids={ids!r}: use 'auto', 'long' or 'string'")
+    if spark is None:
+        spark = source.sparkSession if _is_spark_df(source) else get_spark()
+    raw, corrupt, from_files, described, read_as = _read(spark, source, format, columns, header, sep, options)
+    roles = {"src": src, "dst": dst, "time": time, "label": label, "text": text}
+    mapping = {role: _resolve(raw, ref, role) for role, ref in roles.items()}
+    mapping = {role: col for role, col in mapping.items() if col is not None}
+    dtypes = dict(raw.dtypes)
+
+    # Time format: given, or detected from the first non-empty values (one small job).
+    tcol = mapping["time"]
+    detected = time_format is None
+    if dtypes[tcol] in ("timestamp", "timestamp_ntz", "date"):
+        time_format = "timestamp"
+    elif detected:
+        sample = raw.select(F.col(tcol).cast("string").alias("t")).where(F.col("t").isNotNull()).limit(300).collect()
+        try:
+            time_format = detect_time_format([r["t"] for r in sample])
+        except ValueError as exc:
+            raise LoadError(f"{described}, column {tcol!r}: {exc}") from None
+    time_format = spark_pattern(time_format)
+
+    def as_text(name):
+        return F.trim(F.col(name).cast("string"))
+
+    def empty(name):
+        return F.col(name).isNull() | (as_text(name) == "")
+
+    def as_long(name):
+        t = dtypes[name]
+        if t in _INTEGRAL:
+            return F.col(name).cast("long")
+        if t in ("float", "double") or t.startswith("decimal"):
+            c = F.col(name).cast("double")
+            return F.when(~F.isnan(c) & (F.floor(c) == c), c.try_cast("long"))
+        return as_text(name).try_cast("long")
+
+    s, d = mapping["src"], mapping["dst"]
+    int_ids = dtypes[s] in _INTEGRAL and dtypes[d] in _INTEGRAL
+    t_expr = time_expr(F.col(tcol), time_format, dtypes[tcol])
+    reason = F.lit(None).cast("string")
+    checks = []
+    raw_cols = [c for c in raw.columns if c != corrupt]
+    if corrupt:
+        # CSV column pruning only fills the corrupt column when every column is parsed: the
+        # always-false, non-foldable second term makes the scan need them all.
+        all_cols = F.length(F.concat_ws(",", *[F.col(c).cast("string") for c in raw_cols])) < 0
+        checks.append((F.col(corrupt).isNotNull() | all_cols, "wrong field count" if read_as == "csv" else "unparseable line"))
+    checks += [(empty(s) | empty(d), "empty id"), (empty(tcol), "empty time"), (F.col("_t").isNull(), "unparseable time")]
+    if time_range is not None:
+        lo, hi = time_range
+        out = F.lit(False)
+        if lo is not None:
+            out = out | (F.col("_t") < F.lit(int(lo)))
+        if hi is not None:
+            out = out | (F.col("_t") > F.lit(int(hi)))
+        checks.append((out, "time out of range"))
+    if ids == "long" and not int_ids:
+        checks.append((as_long(s).isNull() | as_long(d).isNull(), "non-integer id"))
+    for cond, why in reversed(checks):  # the first matching check names the reason
+        reason = F.when(cond, F.lit(why)).otherwise(reason)
+    row_text = F.concat_ws(sep or ",", *[F.coalesce(F.col(c).cast("string"), F.lit("")) for c in raw_cols])
+    if corrupt:
+        row_text = F.coalesce(F.col(corrupt), row_text)
+    flagged = raw.withColumn("_t", t_expr).withColumn("_reason", reason)
+    if from_files:
+        flagged = flagged.withColumn("_file", F.input_file_name())
+    else:
+        flagged = flagged.withColumn("_file", F.lit(described))
+    flagged = flagged.withColumn("_row", row_text)
+
+    # One job: rows per reason, and (ids="auto" on text ids) how many good rows have non-integer ids.
+    check_ints = ids == "auto" and not int_ids
+    nonint = (as_long(s).isNull() | as_long(d).isNull()).cast("long") if check_ints else F.lit(0).cast("long")
+    stats = flagged.groupBy("_reason").agg(F.count(F.lit(1)).alias("n"), F.sum(nonint).alias("nonint")).collect()
+    counts = {r["_reason"]: int(r["n"]) for r in stats}
+    rows_read = sum(counts.values())
+    malformed = {k: v for k, v in counts.items() if k is not None}
+    if ids == "auto":
+        good_nonint = sum(int(r["nonint"] or 0) for r in stats if r["_reason"] is None)
+        id_type = "long" if int_ids or good_nonint == 0 else "string"
+    else:
+        id_type = ids
+
+    examples: list[dict[str, str]] = []
+    if malformed and max_examples > 0:
+        w = Window.partitionBy("_reason").orderBy("_file")
+        rows = (
+            flagged.where(F.col("_reason").isNotNull())
+            .withColumn("_k", F.row_number().over(w)).where(F.col("_k") <= max_examples)
+            .select("_reason", "_file", "_row", "_k").collect()
+        )
+        rows.sort(key=lambda r: (r["_k"], r["_reason"]))  # round-robin over reasons
+        for r in rows[:max_examples]:
+            examples.append({"file": _short_file(r["_file"]), "reason": r["_reason"], "row": r["_row"]})
+
+    def final_id(name):
+        return as_long(name) if id_type == "long" else as_text(name)
+
+    out = [final_id(s).alias("src"), final_id(d).alias("dst"), F.col("_t").cast("long").alias("time")]
+    if "label" in mapping:
+        lab = F.when(~empty(mapping["label"]), F.col(mapping["label"]))
+        if label_type:
+            lab = lab.cast("string").try_cast(label_type) if dtypes[mapping["label"]] == "string" else lab.cast(label_type)
+        out.append(lab.alias("label"))
+    if "text" in mapping:
+        out.append(F.col(mapping["text"]).cast("string").alias("text"))
+    df = flagged.where(F.col("_reason").isNull()).select(*out)
+    report = LoadReport(
+        source=name or described,
+        rows_read=rows_read,
+        rows_loaded=counts.get(None, 0),
+        malformed=malformed,
+        examples=examples,
+        time_format=time_format,
+        time_format_detected=detected,
+        id_type=id_type,
+        columns={role: col for role, col in mapping.items()},
+    )
+    return LoadResult(df, report)
+
+
+def _short_file(path: str | None) -> str:
+    if not path:
+        return "?"
+    return path.rsplit("/", 1)[-1] if "/" in path else path

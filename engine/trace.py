@@ -1,0 +1,215 @@
+"""Traces: the indexed, multi-versioned state behind arrangements.
+
+A trace holds updates ``(record, time, diff)`` for one collection, indexed by the record's key
+(its first ``nkey`` columns).  It is a *spine* of immutable batches, each sorted by key code,
+merged geometrically (LSM style) as new batches arrive, so inserting costs amortised
+``O(log n)`` per update and a lookup is one ``searchsorted`` per batch.  Every merge applies
+logical compaction up to the dataflow's frontier (``t -> lub(t, frontier)``) and consolidates,
+so the state stays proportional to the live data rather than to the number of epochs.
+
+Batches are never modified in place; a snapshot of a trace is a copy of its list of batches,
+which is what lets a failed epoch roll back for free.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .batch import Batch, consolidate
+from .columns import key_code, KIND_NAMES
+from .errors import SchemaError
+from .lattice import advance
+
+
+class TraceBatch:
+    """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs."""
+
+    __slots__ = ("keycode", "cols", "times", "diffs")
+
+    def __init__(self, keycode, cols, times, diffs):
+        self.keycode, self.cols, self.times, self.diffs = keycode, tuple(cols), times, diffs
+
+    def __len__(self) -> int:
+        return len(self.diffs)
+
+    def take(self, idx) -> "Rows":
+        return Rows(self.keycode[idx], [c[idx] for c in self.cols], self.times[idx], self.diffs[idx])
+
+
+class Rows:
+    """Updates gathered from a trace (not necessarily sorted): same fields as a TraceBatch."""
+
+    __slots__ = ("keycode", "cols", "times", "diffs")
+
+    def __init__(self, keycode, cols, times, diffs):
+        self.keycode, self.cols, self.times, self.diffs = keycode, list(cols), times, diffs
+
+    def __len__(self) -> int:
+        return len(self.diffs)
+
+    def take(self, idx) -> "Rows":
+        return Rows(self.keycode[idx], [c[idx] for c in self.cols], self.times[idx], self.diffs[idx])
+
+    @staticmethod
+    def concat(parts, arity, depth) -> "Rows":
+        if not parts:
+            z = np.zeros(0, dtype=np.int64)
+            return Rows(z, [z] * arity, np.zeros((0, depth), dtype=np.int64), z)
+        if len(parts) == 1:
+            return parts[0]
+        return Rows(np.concatenate([p.keycode for p in parts]),
+                    [np.concatenate([p.cols[j] for p in parts]) for j in range(arity)],
+                    np.concatenate([p.times for p in parts]),
+                    np.concatenate([p.diffs for p in parts]))
+
+
+def expand_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Indices ``lo[i], ..., lo[i] + counts[i] - 1`` for every ``i``, concatenated."""
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, dtype=np.int64)
+    ends = np.cumsum(counts)
+    return np.repeat(lo - (ends - counts), counts) + np.arange(total)
+
+
+class Trace:
+    """The spine of one arrangement.  ``clock`` supplies the compaction frontier's epoch."""
+
+    def __init__(self, nkey: int, depth: int, clock, name: str = "trace"):
+        self.nkey, self.depth, self.clock, self.name = nkey, depth, clock, name
+        self.batches: list[TraceBatch] = []
+        self.kinds: tuple | None = None
+
+    # -- size and rollback -------------------------------------------------------------
+    def __len__(self) -> int:
+        return sum(len(b) for b in self.batches)
+
+    def snapshot(self):
+        return (list(self.batches), self.kinds)
+
+    def restore(self, snap) -> None:
+        self.batches, self.kinds = list(snap[0]), snap[1]
+
+    # -- writing -----------------------------------------------------------------------
+    def check_kinds(self, kinds, where: str) -> None:
+        if self.kinds is None or self.kinds == kinds:
+            return
+        if len(kinds) != len(self.kinds):
+            raise SchemaError(f"{where}: records of {len(kinds)} fields meet records of "
+                              f"{len(self.kinds)} fields")
+        for j, (old, new) in enumerate(zip(self.kinds, kinds)):
+            if old != new:
+                raise SchemaError(
+                    f"{where}: column {j} held {KIND_NAMES[old]} values and now gets "
+                    f"{KIND_NAMES[new]} values; one column must keep one type")
+
+    def insert(self, t: tuple, batch: Batch) -> None:
+        """Add a batch of updates at time ``t``."""
+        if not len(batch):
+            return
+        self.check_kinds(batch.kinds, self.name)
+        self.kinds = batch.kinds
+        code = key_code(batch.cols, batch.kinds, self.nkey)
+        order = np.argsort(code, kind="stable")
+        times = np.empty((len(batch), self.depth), dtype=np.int64)
+        times[:] = t
+        self.batches.append(TraceBatch(code[order], [c[order] for c in batch.cols], times,
+                                       batch.diffs[order]))
+        self._maintain()
+
+    def _maintain(self) -> None:
+        b = self.batches
+        while len(b) >= 2 and len(b[-2]) <= 2 * len(b[-1]):
+            right = b.pop()
+            left = b.pop()
+            merged = self._merge([left, right])
+            if merged is not None:
+                b.append(merged)
+
+    def _merge(self, parts) -> TraceBatch | None:
+        frontier = (self.clock.epoch,) + (0,) * (self.depth - 1)
+        cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
+        times = advance(np.concatenate([p.times for p in parts]), frontier)
+        diffs = np.concatenate([p.diffs for p in parts])
+        cols, times, diffs = consolidate(cols, diffs, times)
+        if not len(diffs):
+            return None
+        code = key_code(cols, self.kinds, self.nkey)
+        order = np.argsort(code, kind="stable")
+        return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order])
+
+    def compact(self) -> None:
+        """Merge every batch into one, compacted to the current frontier."""
+        if self.batches:
+            merged = self._merge(self.batches)
+            self.batches = [merged] if merged is not None else []
+
+    # -- reading -----------------------------------------------------------------------
+    def gather(self, codes: np.ndarray) -> Rows:
+        """All updates whose key code is in ``codes`` (sorted, unique)."""
+        parts = []
+        for b in self.batches:
+            lo = np.searchsorted(b.keycode, codes, "left")
+            hi = np.searchsorted(b.keycode, codes, "right")
+            idx = expand_ranges(lo, hi - lo)
+            if len(idx):
+                parts.append(b.take(idx))
+        return Rows.concat(parts, len(self.kinds or ()), self.depth)
+
+    def gather_matches(self, codes: np.ndarray):
+        """For each query code (any order, repeats allowed): the matching updates.
+
+        Returns ``(query_index, rows)`` with one entry per (query, matching update) pair.
+        """
+        qparts, parts = [], []
+        for b in self.batches:
+            lo = np.searchsorted(b.keycode, codes, "left")
+            hi = np.searchsorted(b.keycode, codes, "right")
+            counts = hi - lo
+            idx = expand_ranges(lo, counts)
+            if len(idx):
+                qparts.append(np.repeat(np.arange(len(codes)), counts))
+                parts.append(b.take(idx))
+        rows = Rows.concat(parts, len(self.kinds or ()), self.depth)
+        q = np.concatenate(qparts) if qparts else np.zeros(0, dtype=np.int64)
+        return q, rows
+
+    def all_rows(self) -> Rows:
+        return Rows.concat([b.take(slice(None)) for b in self.batches], len(self.kinds or ()),
+                           self.depth)
+
+
+class EnteredTrace:
+    """An outer trace seen from inside ``extra`` nested loops: times gain zero coordinates.
+
+    This is how a loop reads an arrangement built outside it without copying it (the
+    ``enter`` of an arrangement just presents ``(t, 0)`` times)."""
+
+    def __init__(self, inner: Trace | "EnteredTrace", extra: int):
+        self.inner, self.extra = inner, extra
+        self.nkey = inner.nkey
+        self.depth = inner.depth + extra
+
+    @property
+    def kinds(self):
+        return self.inner.kinds
+
+    def check_kinds(self, kinds, where):
+        self.inner.check_kinds(kinds, where)
+
+    def __len__(self) -> int:
+        return 0  # the state belongs to the outer trace
+
+    def _extend(self, rows: Rows) -> Rows:
+        times = np.zeros((len(rows), self.depth), dtype=np.int64)
+        times[:, : rows.times.shape[1]] = rows.times
+        return Rows(rows.keycode, rows.cols, times, rows.diffs)
+
+    def gather(self, codes):
+        return self._extend(self.inner.gather(codes))
+
+    def gather_matches(self, codes):
+        q, rows = self.inner.gather_matches(codes)
+        return q, self._extend(rows)
+
+    def all_rows(self) -> Rows:
+        return self._extend(self.inner.all_rows())

@@ -1,0 +1,66 @@
+"""Materialized views: what a collection holds now, exact after every step."""
+from __future__ import annotations
+
+import pandas as pd
+
+from .columns import decode_column, decode_rows
+
+
+class View:
+    """The accumulated contents of a collection (record -> multiplicity).
+
+    Records whose multiplicity went negative (removing what was never inserted is legal, as in
+    the papers) are listed with that negative multiplicity."""
+
+    def __init__(self, sink, columns=None):
+        self._sink = sink
+        self.columns = columns
+
+    @property
+    def epoch(self) -> int:
+        """The number of completed epochs the view reflects."""
+        return self._sink.flow.epoch
+
+    def _names(self, arity: int) -> list[str]:
+        if self.columns and len(self.columns) == arity:
+            return list(self.columns)
+        return [f"c{j}" for j in range(arity)]
+
+    def to_dict(self) -> dict:
+        """``{record: multiplicity}`` (a record is a tuple, or a bare value for one field)."""
+        contents = self._sink.contents()
+        if contents is None:
+            return {}
+        cols, kinds, mult = contents
+        rows = decode_rows(cols, kinds, self._sink.flow.interner)
+        return dict(zip(rows, mult.tolist()))
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per record with its fields and a ``multiplicity`` column."""
+        contents = self._sink.contents()
+        if contents is None:
+            return pd.DataFrame(columns=(self.columns or []) + ["multiplicity"])
+        cols, kinds, mult = contents
+        interner = self._sink.flow.interner
+        data = {name: decode_column(c, k, interner)
+                for name, c, k in zip(self._names(len(cols)), cols, kinds)}
+        data["multiplicity"] = mult
+        return pd.DataFrame(data)
+
+    def changes(self) -> pd.DataFrame:
+        """The updates of the last completed epoch (fields and ``diff``)."""
+        batch = self._sink.epoch_changes
+        if batch is None or not len(batch):
+            return pd.DataFrame(columns=(self.columns or []) + ["diff"])
+        interner = self._sink.flow.interner
+        data = {name: decode_column(c, k, interner)
+                for name, c, k in zip(self._names(batch.arity), batch.cols, batch.kinds)}
+        data["diff"] = batch.diffs
+        return pd.DataFrame(data)
+
+    def __len__(self) -> int:
+        contents = self._sink.contents()
+        return 0 if contents is None else len(contents[2])
+
+    def __repr__(self) -> str:
+        return f"<View of {self._sink.inputs[0].label}: {len(self)} records after epoch {self.epoch}>"
