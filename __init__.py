@@ -7,10 +7,16 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+import sys as _sys
+
 from .engine import *  # noqa: F401,F403  (the engine's public API)
 from .engine import __all__ as _engine_all
+from .engine import algorithms
 
-__all__ = list(_engine_all) + ["__version__"]
+# ``ddlab.algorithms`` is the graph-algorithm library that lives in engine/algorithms/.
+_sys.modules[__name__ + ".algorithms"] = algorithms
+
+__all__ = list(_engine_all) + ["algorithms", "__version__"]
 
 
 def load_ipython_extension(ipython):  # pragma: no cover - exercised through IPython

@@ -42,6 +42,10 @@ class Collection:
     def name(self) -> str:
         return self.op.name
 
+    def rename(self, *columns: str) -> "Collection":
+        """The same collection with named fields (names show in views and pandas output)."""
+        return Collection(self.op, list(columns))
+
     # -- linear operators --------------------------------------------------------------
     def map(self, fn: Callable, name: str | None = None) -> "Collection":
         """Apply ``fn(record) -> record`` to every record (row-wise Python)."""
@@ -233,7 +237,7 @@ class Collection:
                                 "collections outside loops (use leave() first)")
         sink = ViewSink(self.scope, self.op, name or f"view of {self.op.name}")
         self.flow._views.append(sink)
-        return View(sink, self.columns)
+        return View(sink, self)
 
     def subscribe(self, fn: Callable[[list], None], name: str | None = None) -> "Collection":
         """Call ``fn(updates)`` after every step with that epoch's ``(record, time, diff)``s."""

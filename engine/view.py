@@ -12,9 +12,14 @@ class View:
     Records whose multiplicity went negative (removing what was never inserted is legal, as in
     the papers) are listed with that negative multiplicity."""
 
-    def __init__(self, sink, columns=None):
+    def __init__(self, sink, collection=None):
         self._sink = sink
-        self.columns = columns
+        self._collection = collection
+
+    @property
+    def columns(self) -> list[str] | None:
+        """Field names, when the collection knows them (inputs declared or fed a DataFrame)."""
+        return self._collection.columns if self._collection is not None else None
 
     @property
     def epoch(self) -> int:

@@ -28,7 +28,7 @@ def connected_components(edges: Collection, max_iterations: int | None = None) -
     labels = _nodes(edges.project(0, 1)).project(0, 0)
     return labels.iterate(
         lambda lab: lab.join(graph, select=(2, 1)).concat(lab).min(),
-        max_iterations=max_iterations, name="cc")
+        max_iterations=max_iterations, name="cc").rename("node", "label")
 
 
 def connected_components_prioritized(edges: Collection, max_iterations: int | None = None,
@@ -46,7 +46,7 @@ def connected_components_prioritized(edges: Collection, max_iterations: int | No
     priority = _bit_length_priority if log_buckets else 1
     return labels.prioritize(
         priority, lambda lab: lab.join(graph, select=(2, 1)).concat(lab).min(),
-        max_iterations=max_iterations, name="cc-prioritized")
+        max_iterations=max_iterations, name="cc-prioritized").rename("node", "label")
 
 
 def _bit_length_priority(node, label):
@@ -62,7 +62,7 @@ def reachability(edges: Collection, roots: Collection, max_iterations: int | Non
     start = roots.project(0, 0)
     return start.iterate(
         lambda r: r.join(edges.project(0, 1), select=(2, 1)).concat(r).distinct(),
-        max_iterations=max_iterations, name="reach")
+        max_iterations=max_iterations, name="reach").rename("node", "root")
 
 
 def shortest_paths(edges: Collection, sources: Collection, max_iterations: int | None = None):
@@ -72,7 +72,7 @@ def shortest_paths(edges: Collection, sources: Collection, max_iterations: int |
     return dist.iterate(
         lambda d: d.join(edges.project(0, 1, 2)).map_columns(lambda s, dd, dst, w: (dst, dd + w))
         .concat(d).min(),
-        max_iterations=max_iterations, name="sssp")
+        max_iterations=max_iterations, name="sssp").rename("node", "distance")
 
 
 def strongly_connected_components(edges: Collection, max_iterations: int | None = None):
@@ -96,4 +96,5 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
         forward = trim(graph)
         return trim(forward.project(1, 0)).project(1, 0)
 
-    return edges.project(0, 1).iterate(body, max_iterations=max_iterations, name="scc")
+    return edges.project(0, 1).iterate(body, max_iterations=max_iterations,
+                                       name="scc").rename("src", "dst")
