@@ -51,6 +51,42 @@ class Batch:
         return f"Batch({len(self)} updates, kinds={''.join(self.kinds)})"
 
 
+def pack_keys(keys) -> list[np.ndarray]:
+    """Fewer sort keys that order rows like ``keys`` do together (first key most significant):
+    runs of consecutive integer keys whose value ranges fit in 63 bits are packed into one
+    int64 (shifted by their minimum).  Sorting one packed column is several times faster than
+    a multi-key lexsort, and equal rows keep equal packed values."""
+    chunks, current, bits_used = [], [], 0
+    for k in keys:
+        if k.dtype.kind not in "iu" or not len(k):
+            if current:
+                chunks.append(_pack(current))
+                current, bits_used = [], 0
+            chunks.append(k)
+            continue
+        lo, hi = int(k.min()), int(k.max())
+        bits = (hi - lo).bit_length()
+        if current and bits_used + bits > 63:
+            chunks.append(_pack(current))
+            current, bits_used = [], 0
+        current.append((k, lo, bits))
+        bits_used += bits
+    if current:
+        chunks.append(_pack(current))
+    return chunks
+
+
+def _pack(parts) -> np.ndarray:
+    if len(parts) == 1:
+        return parts[0][0]
+    packed = np.zeros(len(parts[0][0]), dtype=np.int64)
+    for values, lo, bits in parts:
+        if bits:
+            packed <<= bits
+            packed |= (values - lo) if lo else values
+    return packed
+
+
 def row_boundaries(keys) -> np.ndarray:
     """For columns already sorted together: True where a row differs from the one before."""
     n = len(keys[0])
@@ -65,16 +101,19 @@ def row_boundaries(keys) -> np.ndarray:
 
 def sort_order(keys) -> np.ndarray:
     """Permutation sorting rows by ``keys`` (first key most significant)."""
-    if len(keys) == 1:
-        return np.argsort(keys[0], kind="stable")
-    return np.lexsort(keys[::-1])
+    packed = pack_keys(keys)
+    if len(packed) == 1:
+        return np.argsort(packed[0], kind="stable")
+    return np.lexsort(packed[::-1])
 
 
-def consolidate(cols, diffs, times=None):
+def consolidate(cols, diffs, times=None, runs: bool = False):
     """Sum diffs of equal ``(record[, time])`` rows and drop zeros.
 
     Returns ``(cols, diffs)`` or, with a time matrix, ``(cols, times, diffs)``; rows come out
-    sorted by record (then time).
+    sorted by record (then time).  ``runs`` says the rows are a few already sorted runs
+    (merging trace batches, gathered histories): a stable sort then merges them in about
+    linear time.
     """
     n = len(diffs)
     if n <= 1:
@@ -85,16 +124,24 @@ def consolidate(cols, diffs, times=None):
     keys = list(cols)
     if times is not None:
         keys.extend(times.T)
-    order = sort_order(keys)
-    sorted_keys = [k[order] for k in keys]
-    starts = np.flatnonzero(row_boundaries(sorted_keys))
+    packed = pack_keys(keys)
+    if len(packed) == 1:
+        order = np.argsort(packed[0], kind="stable" if runs else None)
+        sp = packed[0][order]
+        change = np.empty(n, dtype=bool)
+        change[0] = True
+        np.not_equal(sp[1:], sp[:-1], out=change[1:])
+    else:
+        order = np.lexsort(packed[::-1])
+        change = row_boundaries([k[order] for k in packed])
+    starts = np.flatnonzero(change)
     sums = np.add.reduceat(diffs[order], starts)
     keep = sums != 0
-    pick = starts[keep]
-    out_cols = tuple(k[pick] for k in sorted_keys[: len(cols)])
+    pick = order[starts[keep]]
+    out_cols = tuple(c[pick] for c in cols)
     if times is None:
         return out_cols, sums[keep]
-    return out_cols, times[order[pick]], sums[keep]
+    return out_cols, times[pick], sums[keep]
 
 
 def concat_batches(batches, where: str = "") -> Batch:

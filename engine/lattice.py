@@ -79,4 +79,10 @@ def advance(times: np.ndarray, frontier: tuple) -> np.ndarray:
     ``lub(t, f) <= u``, so the collection read at any such ``u`` is unchanged, while times that
     readers can no longer tell apart become equal and their updates consolidate.
     """
-    return np.maximum(times, np.asarray(frontier, dtype=np.int64))
+    out = None
+    for j, f in enumerate(frontier):
+        if f > 0 and len(times) and times[:, j].min() < f:
+            if out is None:
+                out = times.copy()
+            np.maximum(out[:, j], f, out=out[:, j])
+    return times if out is None else out

@@ -62,6 +62,10 @@ class Rows:
                     np.concatenate([p.diffs for p in parts]))
 
 
+def is_sorted(a: np.ndarray) -> bool:
+    return len(a) < 2 or bool((a[1:] >= a[:-1]).all())
+
+
 def expand_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """Indices ``lo[i], ..., lo[i] + counts[i] - 1`` for every ``i``, concatenated."""
     total = int(counts.sum())
@@ -109,11 +113,14 @@ class Trace:
         self.check_kinds(batch.kinds, self.name)
         self.kinds = batch.kinds
         code = key_code(batch.cols, batch.kinds, self.nkey)
-        order = np.argsort(code, kind="stable")
         times = np.empty((len(batch), self.depth), dtype=np.int64)
         times[:] = t
-        self.batches.append(TraceBatch(code[order], [c[order] for c in batch.cols], times,
-                                       batch.diffs[order]))
+        if is_sorted(code):
+            self.batches.append(TraceBatch(code, batch.cols, times, batch.diffs))
+        else:
+            order = np.argsort(code, kind="stable")
+            self.batches.append(TraceBatch(code[order], [c[order] for c in batch.cols], times,
+                                           batch.diffs[order]))
         self._maintain()
 
     def _maintain(self) -> None:
@@ -130,10 +137,12 @@ class Trace:
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = advance(np.concatenate([p.times for p in parts]), frontier)
         diffs = np.concatenate([p.diffs for p in parts])
-        cols, times, diffs = consolidate(cols, diffs, times)
+        cols, times, diffs = consolidate(cols, diffs, times, runs=True)
         if not len(diffs):
             return None
         code = key_code(cols, self.kinds, self.nkey)
+        if is_sorted(code):
+            return TraceBatch(code, cols, times, diffs)
         order = np.argsort(code, kind="stable")
         return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order])
 

@@ -71,7 +71,7 @@ class Reduce(Operator):
         else:
             cols, kinds, weights = new_cols, new_kinds, new_weights
         if len(weights):
-            cols, weights = consolidate(cols, weights)
+            cols, weights = consolidate(cols, weights, runs=True)
             delta = Batch(cols, kinds, weights, consolidated=True)
             if len(delta):
                 self.out_trace.insert(t, delta)
@@ -91,7 +91,7 @@ class Reduce(Operator):
             later_keys.append(rows.keycode[later])
             later_times.append(rows.times[later])
             rows = rows.take(now)
-        cols, weights = consolidate(rows.cols, rows.diffs)
+        cols, weights = consolidate(rows.cols, rows.diffs, runs=True)
         return Accumulation(cols, trace.kinds, weights)
 
     def _schedule(self, keys, times, t):
