@@ -20,13 +20,15 @@ class Batch:
     """Updates ``(record, diff)`` at one time: ``cols`` (one array per field), ``kinds``,
     ``diffs``.  Immutable by convention: operators build new arrays instead of writing."""
 
-    __slots__ = ("cols", "kinds", "diffs", "consolidated")
+    __slots__ = ("cols", "kinds", "diffs", "consolidated", "sorted_runs")
 
-    def __init__(self, cols, kinds, diffs, consolidated=False):
+    def __init__(self, cols, kinds, diffs, consolidated=False, sorted_runs=False):
         self.cols = tuple(cols)
         self.kinds = tuple(kinds)
         self.diffs = diffs
         self.consolidated = consolidated
+        # consolidated batches are sorted by record; a concatenation of them is a few runs
+        self.sorted_runs = sorted_runs
 
     def __len__(self) -> int:
         return len(self.diffs)
@@ -44,7 +46,7 @@ class Batch:
     def consolidate(self) -> "Batch":
         if self.consolidated:
             return self
-        cols, diffs = consolidate(self.cols, self.diffs)
+        cols, diffs = consolidate(self.cols, self.diffs, runs=self.sorted_runs)
         return Batch(cols, self.kinds, diffs, True)
 
     def __repr__(self) -> str:
@@ -154,7 +156,8 @@ def concat_batches(batches, where: str = "") -> Batch:
     kinds = unify_kinds([b.kinds for b in batches], where)
     cols = [np.concatenate([b.cols[j] for b in batches]) for j in range(len(kinds))]
     cols = [c.astype(np.float64) if k == "f" else c for c, k in zip(cols, kinds)]
-    return Batch(cols, kinds, np.concatenate([b.diffs for b in batches]))
+    return Batch(cols, kinds, np.concatenate([b.diffs for b in batches]),
+                 sorted_runs=all(b.consolidated for b in batches))
 
 
 def unify_kinds(kind_lists, where: str) -> tuple:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from .errors import DataflowError
-from .lattice import ITERATION, PRIORITY
+from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY
 from .operators import aggregates as agg
 from .operators.arrange import Arrange
 from .operators.io import SubscribeSink, ViewSink
@@ -278,6 +278,9 @@ class Loop:
         from .scope import Scope
 
         bound = max_iterations if max_iterations is not None else flow.max_iterations
+        if prioritized and bound > MAX_PRIORITIZED_ITERATIONS:
+            raise DataflowError(f"a prioritized loop counts at most {MAX_PRIORITIZED_ITERATIONS} "
+                                f"iterations per priority; max_iterations={bound} is too large")
         self.flow = flow
         self.scope = Scope(flow, outer_scope, _unique_scope_name(outer_scope, name),
                            PRIORITY if prioritized else ITERATION, bound)

@@ -5,7 +5,7 @@ Coordinates compare by the product order (``s <= t`` iff every coordinate is ``<
 
 A prioritized loop's coordinate is a ``(priority, iteration)`` pair compared lexicographically
 (CIDR 2013, PrioritizedFP).  Lexicographic order on such a pair is a total order, and it is
-exactly the numeric order of ``priority * 2**32 + iteration``: so the engine stores it as one
+exactly the numeric order of ``priority * 2**20 + iteration`` (iterations below 2**20): so the engine stores it as one
 packed integer coordinate, for which ``<=`` is numeric, lub is ``max`` (the lexicographic max),
 glb is ``min``, and the loop's feedback edge adds one (to the iteration part).  The packing is a
 representation detail: :func:`unpack_priority` / :func:`display_time` give the pair back.
@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
-PRIORITY_BITS = 32
+PRIORITY_BITS = 20  # iteration part: small packed values sort and pack fast
 ITERATION_MASK = (1 << PRIORITY_BITS) - 1
-MAX_PRIORITY = (1 << 31) - 1
+MAX_PRIORITY = (1 << 40) - 1
+MAX_PRIORITIZED_ITERATIONS = ITERATION_MASK - 1
 
 #: Coordinate kinds, outermost first: ``"epoch"``, ``"iteration"`` or ``"priority"``.
 EPOCH, ITERATION, PRIORITY = "epoch", "iteration", "priority"
@@ -41,9 +42,10 @@ def glb(s: tuple, t: tuple) -> tuple:
 
 def leq_rows(times: np.ndarray, t: tuple) -> np.ndarray:
     """Boolean mask of the rows of an ``(n, d)`` time matrix that are ``<= t``."""
-    if times.shape[1] == 1:
-        return times[:, 0] <= t[0]
-    return np.all(times <= np.asarray(t, dtype=np.int64), axis=1)
+    mask = times[:, 0] <= t[0]
+    for j in range(1, times.shape[1]):
+        mask &= times[:, j] <= t[j]
+    return mask
 
 
 def lub_rows(times: np.ndarray, t: tuple) -> np.ndarray:

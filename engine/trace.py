@@ -21,12 +21,17 @@ from .lattice import advance
 
 
 class TraceBatch:
-    """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs."""
+    """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs.
 
-    __slots__ = ("keycode", "cols", "times", "diffs")
+    ``since`` is the epoch whose frontier its times are compacted to: a batch with
+    ``since`` equal to the current epoch needs no compaction, and two such batches cannot hold
+    cancelling updates (a trace receives one batch per time), so they merge by key alone."""
 
-    def __init__(self, keycode, cols, times, diffs):
+    __slots__ = ("keycode", "cols", "times", "diffs", "since")
+
+    def __init__(self, keycode, cols, times, diffs, since):
         self.keycode, self.cols, self.times, self.diffs = keycode, tuple(cols), times, diffs
+        self.since = since
 
     def __len__(self) -> int:
         return len(self.diffs)
@@ -115,12 +120,13 @@ class Trace:
         code = key_code(batch.cols, batch.kinds, self.nkey)
         times = np.empty((len(batch), self.depth), dtype=np.int64)
         times[:] = t
+        epoch = self.clock.epoch
         if is_sorted(code):
-            self.batches.append(TraceBatch(code, batch.cols, times, batch.diffs))
+            self.batches.append(TraceBatch(code, batch.cols, times, batch.diffs, epoch))
         else:
             order = np.argsort(code, kind="stable")
             self.batches.append(TraceBatch(code[order], [c[order] for c in batch.cols], times,
-                                           batch.diffs[order]))
+                                           batch.diffs[order], epoch))
         self._maintain()
 
     def _maintain(self) -> None:
@@ -132,37 +138,73 @@ class Trace:
             if merged is not None:
                 b.append(merged)
 
-    def _merge(self, parts) -> TraceBatch | None:
-        frontier = (self.clock.epoch,) + (0,) * (self.depth - 1)
+    def _merge(self, parts, force: bool = False) -> TraceBatch | None:
+        epoch = self.clock.epoch
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
-        times = advance(np.concatenate([p.times for p in parts]), frontier)
+        times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])
-        cols, times, diffs = consolidate(cols, diffs, times, runs=True)
+        if not force and all(p.since == epoch for p in parts):
+            # nothing to compact and nothing that can cancel: merge the sorted runs by key
+            code = np.concatenate([p.keycode for p in parts])
+            order = np.argsort(code, kind="stable")
+            return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order],
+                              epoch)
+        frontier = (epoch,) + (0,) * (self.depth - 1)
+        cols, times, diffs = consolidate(cols, diffs, advance(times, frontier), runs=True)
         if not len(diffs):
             return None
         code = key_code(cols, self.kinds, self.nkey)
         if is_sorted(code):
-            return TraceBatch(code, cols, times, diffs)
+            return TraceBatch(code, cols, times, diffs, epoch)
         order = np.argsort(code, kind="stable")
-        return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order])
+        return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order], epoch)
 
     def compact(self) -> None:
         """Merge every batch into one, compacted to the current frontier."""
         if self.batches:
-            merged = self._merge(self.batches)
+            merged = self._merge(self.batches, force=True)
             self.batches = [merged] if merged is not None else []
 
     # -- reading -----------------------------------------------------------------------
     def gather(self, codes: np.ndarray) -> Rows:
         """All updates whose key code is in ``codes`` (sorted, unique)."""
-        parts = []
+        picks = []
         for b in self.batches:
             lo = np.searchsorted(b.keycode, codes, "left")
             hi = np.searchsorted(b.keycode, codes, "right")
             idx = expand_ranges(lo, hi - lo)
             if len(idx):
-                parts.append(b.take(idx))
-        return Rows.concat(parts, len(self.kinds or ()), self.depth)
+                picks.append((b, idx))
+        return self._collect(picks)
+
+    def _collect(self, picks) -> Rows:
+        """Rows at the given indices of the given batches, copied once into fresh arrays."""
+        if len(picks) == 1:
+            b, idx = picks[0]
+            return b.take(idx)
+        arity = len(self.kinds or ())
+        if not picks:
+            return Rows.concat([], arity, self.depth)
+        total = sum(len(idx) for _, idx in picks)
+        first = picks[0][0]
+        keycode = np.empty(total, dtype=np.int64)
+        cols = [np.empty(total, dtype=c.dtype) for c in first.cols]
+        times = np.empty((total, self.depth), dtype=np.int64)
+        diffs = np.empty(total, dtype=np.int64)
+        pos = 0
+        for b, idx in picks:
+            end = pos + len(idx)
+            np.take(b.keycode, idx, out=keycode[pos:end])
+            for j, c in enumerate(b.cols):
+                if c.dtype == cols[j].dtype:
+                    np.take(c, idx, out=cols[j][pos:end])
+                else:
+                    cols[j] = cols[j].astype(np.result_type(cols[j], c))
+                    cols[j][pos:end] = c[idx]
+            np.take(b.times, idx, axis=0, out=times[pos:end])
+            np.take(b.diffs, idx, out=diffs[pos:end])
+            pos = end
+        return Rows(keycode, cols, times, diffs)
 
     def gather_matches(self, codes: np.ndarray):
         """For each query code (any order, repeats allowed): the matching updates.

@@ -96,14 +96,19 @@ class Extreme:
             return _empty(a.kinds)
         if len(cols) == nkey:
             raise SchemaError(f"{op.label}: {self.name} needs records (key, value)")
-        interner = op.flow.interner
-        ranks = [_rank(c, k, interner) for c, k in zip(cols[nkey:], a.kinds[nkey:])]
+        if OBJECT in a.kinds[nkey:]:
+            interner = op.flow.interner
+            ranks = [_rank(c, k, interner) for c, k in zip(cols[nkey:], a.kinds[nkey:])]
+            order = sort_order(cols[:nkey] + ranks)
+            cols = [c[order] for c in cols]
+        # accumulations come sorted by (key, value...): the first row of a key is its
+        # smallest value, the last its largest
+        change = row_boundaries(cols[:nkey])
         if self.largest:
-            ranks = [-r for r in ranks]
-        order = sort_order(cols[:nkey] + ranks)
-        cols = [c[order] for c in cols]
-        starts = group_starts(cols[:nkey])
-        return [c[starts] for c in cols], a.kinds, np.ones(len(starts), dtype=np.int64)
+            pick = np.flatnonzero(np.append(change[1:], True))
+        else:
+            pick = np.flatnonzero(change)
+        return [c[pick] for c in cols], a.kinds, np.ones(len(pick), dtype=np.int64)
 
 
 class Threshold:

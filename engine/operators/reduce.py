@@ -25,6 +25,18 @@ from ..trace import Trace
 from .base import Operator
 
 
+def unique_codes(codes: np.ndarray) -> np.ndarray:
+    """Sorted distinct codes; batches usually arrive sorted by key, so skip the sort then."""
+    if len(codes) > 1 and not (codes[1:] >= codes[:-1]).all():
+        codes = np.sort(codes)
+    if len(codes) > 1:
+        keep = np.empty(len(codes), dtype=bool)
+        keep[0] = True
+        np.not_equal(codes[1:], codes[:-1], out=keep[1:])
+        codes = codes[keep]
+    return codes
+
+
 class Accumulation:
     """A collection's content at one time for a set of keys: consolidated columns + weights,
     sorted by record, so the rows of one key are contiguous."""
@@ -56,7 +68,7 @@ class Reduce(Operator):
             codes.extend(pending)
         if not codes:
             return
-        codes = np.unique(np.concatenate(codes)) if len(codes) > 1 else np.unique(codes[0])
+        codes = unique_codes(np.concatenate(codes) if len(codes) > 1 else codes[0])
         later_keys, later_times = [], []
         accs = []
         for trace in self.in_traces:

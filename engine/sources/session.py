@@ -51,11 +51,21 @@ _LOCAL_CONF = {
     "spark.sql.shuffle.partitions": "4",  # the default 200 is pure overhead on laptop-sized data
     "spark.default.parallelism": "4",
 }
+# Everything at ERROR.  The org.apache.spark entry matters: Spark prints a "Setting default
+# log level" banner unless its own logger's configured level equals the root level.
 _LOG4J2 = """\
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
+logger.spark.name = org.apache.spark
+logger.spark.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+logger.parquet.name = org.apache.parquet
+logger.parquet.level = error
+logger.netty.name = io.netty
+logger.netty.level = error
+logger.jetty.name = org.sparkproject
+logger.jetty.level = error
 appender.console.type = Console
 appender.console.name = console
 appender.console.target = SYSTEM_ERR

@@ -37,7 +37,7 @@ TIME_PATTERNS: list[tuple[str, str]] = [
 
 _NUMBER = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$")
 _STRFTIME = {
-    "Y": "yyyy", "y": "yy", "m": "M", "d": "d", "H": "H", "I": "h", "M": "m", "S": "s",
+    "Y": "yyyy", "y": "yy", "m": "M", "d": "d", "H": "H", "I": "h", "M": "mm", "S": "ss",
     "p": "a", "b": "MMM", "B": "MMMM", "a": "EEE", "A": "EEEE", "f": "SSSSSS", "z": "Z",
     "Z": "z", "j": "D", "e": "d",
 }
@@ -54,26 +54,29 @@ def strftime_to_spark(fmt: str) -> str:
             out.append(f"'{text}'" if re.search(r"[A-Za-z']", text) else text)
             literal.clear()
 
-    i = 0
+    i, after_field = 0, False
     while i < len(fmt):
         ch = fmt[i]
         if ch == "%" and i + 1 < len(fmt):
             code = fmt[i + 1]
             if code == "%":
                 literal.append("%")
+                after_field = False
             elif code in _STRFTIME:
                 flush()
                 spark = _STRFTIME[code]
                 # Adjacent numeric fields ("%Y%m%d") need fixed widths to be separable.
-                adjacent = i + 2 < len(fmt) and fmt[i + 2] == "%"
-                if adjacent and len(spark) == 1:
+                before_field = i + 2 < len(fmt) and fmt[i + 2] == "%"
+                if (after_field or before_field) and len(spark) == 1:
                     spark *= 2
                 out.append(spark)
+                after_field = True
             else:
                 raise ValueError(f"unsupported strftime directive %{code} in {fmt!r}")
             i += 2
             continue
         literal.append(ch)
+        after_field = False
         i += 1
     flush()
     return "".join(out)

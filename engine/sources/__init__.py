@@ -1,0 +1,58 @@
+"""Data sources on Spark: loading, named datasets, window update batches, the stateless baseline.
+
+Spark does the bulk work (reading, parsing, cleaning, windowing, the from-scratch baseline);
+the engine does the incremental and iterative work.  Names are resolved lazily (PEP 562), so
+importing this package imports neither pyspark nor pandas.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING
+
+_EXPORTS = {
+    # session.py
+    "SparkUnavailable": "session", "get_spark": "session", "build_session": "session",
+    "stop_spark": "session", "spark_status": "session", "check_java": "session",
+    "spark_target": "session", "is_connect": "session",
+    # loaders.py
+    "load_events": "loaders", "LoadResult": "loaders", "LoadReport": "loaders", "LoadError": "loaders",
+    # timeparse.py
+    "detect_time_format": "timeparse", "strftime_to_spark": "timeparse",
+    # datasets.py
+    "load_dataset": "datasets", "DATASETS": "datasets", "DatasetNotFound": "datasets",
+    "collegemsg": "datasets", "twitter24h": "datasets", "travian": "datasets", "enron": "datasets",
+    "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets",
+    # windows.py
+    "window_batches": "windows", "WindowBatches": "windows", "events_in_window": "windows",
+    # feed.py
+    "WindowFeed": "feed",
+    # baseline.py
+    "stateless_cc": "baseline", "BaselineResult": "baseline",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .baseline import BaselineResult, stateless_cc
+    from .datasets import (DATASETS, DatasetNotFound, bitcoinotc, collegemsg, collegemsg_path, enron,
+                           load_dataset, shared_data_dir, travian, twitter24h)
+    from .feed import WindowFeed
+    from .loaders import LoadError, LoadReport, LoadResult, load_events
+    from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect, spark_status,
+                          spark_target, stop_spark)
+    from .timeparse import detect_time_format, strftime_to_spark
+    from .windows import WindowBatches, events_in_window, window_batches

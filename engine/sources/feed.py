@@ -1,0 +1,140 @@
+"""Drive an engine input with a sliding window: each window move is one epoch.
+
+Why: the slider and the Play button think in window positions; the engine thinks in epochs of
+input changes.  ``WindowFeed`` translates: moving from position ``k-1`` to ``k`` pushes batch
+``k`` (``input.update(batch); flow.step()``), moving back pushes its negation.  It knows
+only the engine's input API (``update`` with a ``diff`` column, ``step``), nothing of Spark.
+"""
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+__all__ = ["WindowFeed", "negate", "combine"]
+
+
+def negate(batch: pd.DataFrame) -> pd.DataFrame:
+    """The batch that undoes ``batch`` (same records, opposite ``diff``)."""
+    out = batch.copy()
+    out["diff"] = -out["diff"]
+    return out
+
+
+def combine(batches: list[pd.DataFrame]) -> pd.DataFrame:
+    """Sum several batches into one (per record), dropping records whose changes cancel out."""
+    nonempty = [b for b in batches if len(b)]
+    if not nonempty:
+        return batches[0].iloc[0:0].copy() if batches else pd.DataFrame({c: pd.Series(dtype="int64") for c in ("src", "dst", "diff")})
+    whole = pd.concat(nonempty, ignore_index=True)
+    keys = [c for c in whole.columns if c != "diff"]
+    summed = whole.groupby(keys, sort=False, dropna=False)["diff"].sum().reset_index()
+    return summed[summed["diff"] != 0].reset_index(drop=True)
+
+
+_combine = combine  # seek() has a parameter of the same name
+
+
+class WindowFeed:
+    """Feeds an engine input from :class:`~ddlab.engine.sources.windows.WindowBatches`.
+
+    ``position`` is ``-1`` (empty input) before the first move.  ``forward(n)`` and
+    ``backward(n)`` move by up to ``n`` positions (stopping at the ends), one epoch per
+    position; ``seek(k)`` goes straight to ``k``, one epoch per position passed, or a single
+    epoch with ``combine=True`` (what a slider wants when the user jumps far).
+    """
+
+    def __init__(self, batches, input, flow=None):
+        if flow is None:
+            flow = getattr(input, "flow", None) or getattr(input, "dataflow", None)
+        if flow is None or not hasattr(flow, "step"):
+            raise TypeError("WindowFeed needs the dataflow whose step() closes an epoch: WindowFeed(batches, input, flow)")
+        self.batches, self.input, self.flow = batches, input, flow
+        self.position = -1
+        self.epochs = 0  # epochs this feed has closed
+        self.last_update_s = 0.0  # time in input.update for the last move
+        self.last_step_s = 0.0  # time in flow.step for the last move
+        self.last_changes = 0  # update rows pushed by the last move
+
+    # -- where we are -------------------------------------------------------------------
+    @property
+    def steps(self) -> int:
+        return len(self.batches)
+
+    @property
+    def window(self) -> tuple[int, int] | None:
+        """``(start, end)`` of the current window in unix seconds, ``None`` before the first move."""
+        return None if self.position < 0 else self.batches.window(self.position)
+
+    @property
+    def start(self) -> int | None:
+        return None if self.position < 0 else self.window[0]
+
+    @property
+    def end(self) -> int | None:
+        return None if self.position < 0 else self.window[1]
+
+    @property
+    def at_end(self) -> bool:
+        return self.position >= self.steps - 1
+
+    # -- moving -----------------------------------------------------------------------------
+    def _push(self, batch: pd.DataFrame):
+        t0 = time.perf_counter()
+        if len(batch):
+            self.input.update(batch)
+        t1 = time.perf_counter()
+        result = self.flow.step()
+        t2 = time.perf_counter()
+        self.last_update_s, self.last_step_s, self.last_changes = t1 - t0, t2 - t1, len(batch)
+        self.epochs += 1
+        return result
+
+    def _move(self, target: int):
+        """One epoch moving one position forward or backward."""
+        if target == self.position + 1:
+            result = self._push(self.batches.batch(target))
+        elif target == self.position - 1:
+            result = self._push(negate(self.batches.batch(self.position)))
+        else:  # pragma: no cover - internal misuse
+            raise AssertionError("moves are one position at a time")
+        self.position = target
+        return result
+
+    def forward(self, n: int = 1) -> int:
+        """Move up to ``n`` positions forward (one epoch each); returns the new position."""
+        for _ in range(max(0, n)):
+            if self.at_end:
+                break
+            self._move(self.position + 1)
+        return self.position
+
+    def backward(self, n: int = 1) -> int:
+        """Move up to ``n`` positions backward, to ``-1`` (empty) at most; returns the new position."""
+        for _ in range(max(0, n)):
+            if self.position < 0:
+                break
+            self._move(self.position - 1)
+        return self.position
+
+    def seek(self, k: int, *, combine: bool = False) -> int:
+        """Go to position ``k`` (``-1`` = empty): one epoch per position, or one in all with ``combine``."""
+        if not -1 <= k < self.steps:
+            raise ValueError(f"window position {k} out of range -1..{self.steps - 1}")
+        if k == self.position:
+            return k
+        if not combine or abs(k - self.position) == 1:
+            while self.position != k:
+                self._move(self.position + (1 if k > self.position else -1))
+            return k
+        if k > self.position:
+            parts = [self.batches.batch(j) for j in range(self.position + 1, k + 1)]
+        else:
+            parts = [negate(self.batches.batch(j)) for j in range(self.position, k, -1)]
+        self._push(_combine(parts))
+        self.position = k
+        return k
+
+    def __repr__(self) -> str:
+        where = "empty" if self.position < 0 else f"position {self.position}/{self.steps - 1} {self.window}"
+        return f"WindowFeed({where}, {self.epochs} epochs pushed)"
