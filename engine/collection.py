@@ -228,6 +228,32 @@ class Collection:
         return Collection(Leave(self.scope.parent, self.op), self.columns)
 
     # -- outputs -----------------------------------------------------------------------
+    def history(self):
+        """The updates ``(fields..., time, diff)`` this collection's arrangement retains
+        (compacted: times before the current epoch read as the current epoch).  Inside loops
+        the time shows every coordinate, e.g. ``(epoch, iteration)``: the lattice trace."""
+        import pandas as pd
+
+        from .columns import decode_column
+
+        trace = getattr(self.op, "trace", None)
+        if trace is None:
+            cache = self.op.__dict__.get("_arrangements", {})
+            arranged = next(iter(cache.values()), None)
+            trace = arranged.trace if arranged is not None else None
+        if trace is None:
+            raise DataflowError(f"{self!r} keeps no trace; build it with .arrange() (before "
+                                "stepping) to inspect its history")
+        rows = trace.all_rows()
+        names = self.columns if self.columns and len(self.columns) == len(rows.cols) else [
+            f"c{j}" for j in range(len(rows.cols))]
+        interner = self.flow.interner
+        data = {n: decode_column(c, k, interner)
+                for n, c, k in zip(names, rows.cols, trace.kinds or ())}
+        data["time"] = [self.scope.describe_time(tuple(t)) for t in rows.times.tolist()]
+        data["diff"] = rows.diffs
+        return pd.DataFrame(data)
+
     def view(self, name: str | None = None):
         """A materialized view of this collection, exact after every step."""
         from .view import View

@@ -174,6 +174,27 @@ class Dataflow:
     def operators(self) -> list:
         return list(self._ops)
 
+    def graph(self, epoch: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+        """The dataflow graph: ``(operators, edges)`` frames.
+
+        ``operators``: id, label, kind, scope (path), depth.  ``edges``: source and target
+        operator ids and how many updates the source emitted along it in ``epoch`` (default:
+        the last completed epoch) - the Naiad report's Figure 9, from live statistics.
+        """
+        if epoch is None:
+            epoch = self.epoch - 1
+        sent: dict[int, int] = {}
+        for op_id, t, _, n_out, _ in self._stats:
+            if t[0] == epoch:
+                sent[op_id] = sent.get(op_id, 0) + n_out
+        ops = pd.DataFrame([(op.id, op.label, op.kind, op.scope.path, op.scope.depth)
+                            for op in self._ops],
+                           columns=["id", "label", "kind", "scope", "depth"])
+        edges = pd.DataFrame([(up.id, op.id, sent.get(up.id, 0))
+                              for op in self._ops for up in op.inputs],
+                             columns=["source", "target", "updates"])
+        return ops, edges
+
     def __repr__(self) -> str:
         return (f"<Dataflow {self.name!r}: {len(self._inputs)} inputs, {len(self._ops)} "
                 f"operators, {self.epoch} epochs done>")
