@@ -284,7 +284,8 @@ def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
     if not scope.is_within(other.scope):
         raise DataflowError(
             f"{other!r} is defined inside loop {other.scope.path!r}, which is not around "
-            f"{scope.path!r}; take it out of the loop with leave() first")
+            f"{scope.path!r}; take it out of the loop with leave(), or build the loop inside "
+            f"that one (enter its seed first: seed.enter(collection_in_the_loop).iterate(...))")
     source = other._arranged(nkey) if nkey is not None else other.op
     cache = source.__dict__.setdefault("_entered", {})
     if id(scope) not in cache:

@@ -75,26 +75,44 @@ def shortest_paths(edges: Collection, sources: Collection, max_iterations: int |
         max_iterations=max_iterations, name="sssp").rename("node", "distance")
 
 
+def _propagate_min_label(edges: Collection, nodes: Collection, name: str) -> Collection:
+    """``(node, label)``: the smallest seed label that reaches each node along ``edges``,
+    where ``nodes`` holds the seeds ``(node, label)``.  A prioritized fixed point: small
+    labels spread first, so few nodes adopt a label they later give up."""
+    return nodes.prioritize(
+        _bit_length_priority, lambda lab: lab.join(edges, select=(2, 1)).concat(lab).min(),
+        name=name)
+
+
+def _trim(cycle: Collection, edges: Collection) -> Collection:
+    """The edges of ``edges`` whose endpoints get the same label when the smallest node id is
+    propagated along ``cycle``, reversed.  Labels are seeded at edge destinations (trap 2 of
+    the design note), from the full graph, so seeds do not change as ``cycle`` shrinks."""
+    edges = edges.enter(cycle)
+    nodes = edges.project(1, 1)
+    labels = _propagate_min_label(cycle, nodes, "reach")
+    return (edges.join(labels, select=(1, 0, 2))          # (dst, src, label(src))
+            .join(labels, select=(1, 0, 2, 3))            # (src, dst, label(src), label(dst))
+            .filter_columns(lambda s, d, ls, ld: ls == ld)
+            .project(1, 0))
+
+
 def strongly_connected_components(edges: Collection, max_iterations: int | None = None):
     """The edges ``(src, dst)`` that lie inside a strongly connected component (Naiad report,
-    Figure 8): alternately trim edges whose endpoints get different forward-reachability
-    labels, and the same on the reversed graph, until nothing changes (a doubly nested loop).
+    Figure 8; the Rust crate's ``scc``).  A doubly nested loop: each outer iteration keeps the
+    edges whose endpoints carry equal forward labels (smallest node reaching them along the
+    current edge set), then does the same on the reversed graph, until nothing changes.
+
+    >>> flow = Dataflow(); edges = flow.input("edges")
+    >>> scc = strongly_connected_components(edges).view()
+    >>> edges.insert([(1, 2), (2, 1), (2, 3)]); _ = flow.step()
+    >>> sorted(scc.to_dict())
+    [(1, 2), (2, 1)]
     """
-    def trim(graph: Collection) -> Collection:
-        # label every node with the smallest node that reaches it; seed from destinations
-        nodes = graph.project(1).distinct().project(0, 0)
-        reach = nodes.iterate(
-            lambda lab: lab.join(graph, select=(2, 1)).concat(nodes).min(),
-            name="reach")
-        # keep edges whose two endpoints carry the same label
-        return (graph.join(reach, select=(1, 0, 2))          # (dst, src, label(src))
-                .join(reach, select=(1, 0, 2, 3))            # (src, dst, label(src), label(dst))
-                .filter_columns(lambda s, d, ls, ld: ls == ld)
-                .project(0, 1))
+    graph = edges.project(0, 1)
+    reverse = graph.project(1, 0)
 
-    def body(graph: Collection) -> Collection:
-        forward = trim(graph)
-        return trim(forward.project(1, 0)).project(1, 0)
+    def body(cycle: Collection) -> Collection:
+        return _trim(_trim(cycle, graph), reverse)
 
-    return edges.project(0, 1).iterate(body, max_iterations=max_iterations,
-                                       name="scc").rename("src", "dst")
+    return graph.iterate(body, max_iterations=max_iterations, name="scc").rename("src", "dst")

@@ -116,7 +116,11 @@ def _guess_format(path: str) -> tuple[str, str | None]:
 
 
 def _is_spark_df(obj) -> bool:
-    return hasattr(obj, "sparkSession") and hasattr(obj, "schema") and hasattr(obj, "select")
+    if isinstance(obj, (str, os.PathLike, list, tuple)) or _is_pandas_df(obj):
+        return False
+    from pyspark.sql import DataFrame  # the parent of both classic and Connect DataFrames
+
+    return isinstance(obj, DataFrame)
 
 
 def _is_pandas_df(obj) -> bool:

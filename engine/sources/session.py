@@ -245,7 +245,10 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
         try:
             return builder.create()
         except Exception as exc:
-            raise SparkUnavailable(f"could not reach Spark Connect at {where}: {_short(exc)}") from None
+            hint = ""
+            if "SESSION_ALREADY_EXIST" in str(exc):
+                hint = " PySpark runs one kind of session per process: stop the classic one first (stop_spark())."
+            raise SparkUnavailable(f"could not start a Spark Connect session for {where}: {_short(exc)}{hint}") from None
     if where.startswith("local"):
         conf.update(_LOCAL_CONF)
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"
@@ -257,6 +260,9 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
     for key, value in conf.items():
         builder = builder.config(key, value)
     saved_remote = os.environ.pop("SPARK_REMOTE", None)  # an explicit master wins over the env
+    # PySpark marks a process that used Connect; a classic session needs the mark gone (it is
+    # process-wide: functions build Connect columns while it is set).
+    os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     try:
         spark = builder.getOrCreate()
     except Exception as exc:

@@ -42,7 +42,9 @@ def to_seconds(value) -> int:
 
 
 def _as_spark_df(events, spark):
-    if hasattr(events, "report") and hasattr(events, "df"):  # a LoadResult
+    from .loaders import LoadResult
+
+    if isinstance(events, LoadResult):  # (not hasattr: a Connect DataFrame has every attribute)
         events = events.df
     if isinstance(events, pd.DataFrame):
         from .session import get_spark
