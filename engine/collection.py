@@ -138,28 +138,30 @@ class Collection:
         ins = self._keyed(other, nkey)
         return Collection(Reduce(self.scope, ins, logic, nkey, name), columns)
 
-    def _key_names(self, extra: str):
-        return (self.columns[:1] + [extra]) if self.columns else None
+    def count(self, key_columns: int = 1, name: str | None = None) -> "Collection":
+        """``(key, how many records have that key)``; for one-field records, per record.
+        ``key_columns=2`` counts per pair of leading fields, and so on."""
+        names = (self.columns[:key_columns] + ["count"]) if self.columns else None
+        return self._reduce(agg.Count(), key_columns, name=name, columns=names)
 
-    def count(self, name: str | None = None) -> "Collection":
-        """``(key, how many records have that key)``; for one-field records, per record."""
-        return self._reduce(agg.Count(), 1, name=name, columns=self._key_names("count"))
-
-    def sum(self, name: str | None = None) -> "Collection":
+    def sum(self, key_columns: int = 1, name: str | None = None) -> "Collection":
         """``(key, sum of values)`` over records ``(key, number)``, multiplicities counted."""
-        return self._reduce(agg.Sum(), 1, name=name, columns=self.columns)
+        return self._reduce(agg.Sum(), key_columns, name=name, columns=self.columns)
 
-    def min(self, name: str | None = None) -> "Collection":
-        """``(key, smallest value)`` per key."""
-        return self._reduce(agg.Extreme(largest=False), 1, name=name, columns=self.columns)
+    def min(self, key_columns: int = 1, name: str | None = None) -> "Collection":
+        """``(key, smallest value)`` per key (values compare field by field)."""
+        return self._reduce(agg.Extreme(largest=False), key_columns, name=name,
+                            columns=self.columns)
 
-    def max(self, name: str | None = None) -> "Collection":
-        """``(key, largest value)`` per key."""
-        return self._reduce(agg.Extreme(largest=True), 1, name=name, columns=self.columns)
+    def max(self, key_columns: int = 1, name: str | None = None) -> "Collection":
+        """``(key, largest value)`` per key (values compare field by field)."""
+        return self._reduce(agg.Extreme(largest=True), key_columns, name=name,
+                            columns=self.columns)
 
-    def top_k(self, k: int, largest: bool = True, name: str | None = None) -> "Collection":
+    def top_k(self, k: int, largest: bool = True, key_columns: int = 1,
+              name: str | None = None) -> "Collection":
         """Per key, the ``k`` records with the largest (or smallest) values."""
-        return self._reduce(agg.TopK(k, largest), 1, name=name, columns=self.columns)
+        return self._reduce(agg.TopK(k, largest), key_columns, name=name, columns=self.columns)
 
     def distinct(self, name: str | None = None) -> "Collection":
         """Every record with positive multiplicity, once."""
@@ -186,10 +188,10 @@ class Collection:
         return self._reduce(logic, WHOLE_RECORD, other=other, name=name,
                             columns=self.columns)
 
-    def reduce(self, fn: Callable, name: str | None = None) -> "Collection":
+    def reduce(self, fn: Callable, key_columns: int = 1, name: str | None = None) -> "Collection":
         """General per-key reducer: ``fn(key, [(value, multiplicity), ...])`` returns
         ``[(value, multiplicity), ...]``; output records are ``(key, value...)``."""
-        return self._reduce(agg.UserReduce(fn), 1, name=name)
+        return self._reduce(agg.UserReduce(fn), key_columns, name=name)
 
     group_by = reduce
 

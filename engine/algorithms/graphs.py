@@ -67,12 +67,52 @@ def reachability(edges: Collection, roots: Collection, max_iterations: int | Non
 
 def shortest_paths(edges: Collection, sources: Collection, max_iterations: int | None = None):
     """``(node, distance)`` from the nearest source over weighted edges ``(src, dst, w)``
-    (Bellman-Ford; Naiad report, Figure 19)."""
-    dist = sources.project(0).map_columns(lambda n: (n, np.zeros(len(n), dtype=np.int64)))
-    return dist.iterate(
-        lambda d: d.join(edges.project(0, 1, 2)).map_columns(lambda s, dd, dst, w: (dst, dd + w))
-        .concat(d).min(),
+    (Bellman-Ford; Naiad report, Figure 19).
+
+    >>> flow = Dataflow(); edges = flow.input("edges"); roots = flow.input("roots")
+    >>> dist = shortest_paths(edges, roots).view()
+    >>> roots.insert([1]); edges.insert([(1, 2, 5), (2, 3, 1), (1, 3, 9)]); _ = flow.step()
+    >>> sorted(dist.to_dict())
+    [(1, 0), (2, 5), (3, 6)]
+    """
+    return _distances(edges, sources).iterate(
+        lambda d: _relax(d, edges).concat(d).min(),
         max_iterations=max_iterations, name="sssp").rename("node", "distance")
+
+
+def shortest_paths_prioritized(edges: Collection, sources: Collection,
+                               max_iterations: int | None = None):
+    """Shortest paths with the prioritized fixed point: tentative distances are settled in
+    increasing order (priority = the distance), as Dijkstra's algorithm would, so few
+    distances are improved more than once.  Same result as :func:`shortest_paths`."""
+    return _distances(edges, sources).prioritize(
+        lambda n, d: d, lambda d: _relax(d, edges).concat(d).min(),
+        max_iterations=max_iterations, name="sssp-prioritized").rename("node", "distance")
+
+
+def _distances(edges, sources):
+    return sources.project(0).map_columns(lambda n: (n, np.zeros(len(n), dtype=np.int64)))
+
+
+def _relax(dist, edges):
+    return dist.join(edges.project(0, 1, 2)).map_columns(lambda s, d, dst, w: (dst, d + w))
+
+
+def top_label_per_component(components: Collection, node_labels: Collection, k: int = 1):
+    """``(component, count, label)``: the ``k`` most frequent labels among the nodes (or
+    events) of each component, e.g. the most popular hashtag per connected component (the
+    CIDR paper's demo).  ``components`` holds ``(node, component)``, ``node_labels`` holds
+    ``(node, label)`` with one record per occurrence.
+
+    >>> flow = Dataflow(); edges = flow.input("edges"); tags = flow.input("tags")
+    >>> top = top_label_per_component(connected_components(edges), tags).view()
+    >>> edges.insert([(1, 2), (3, 4)]); tags.insert([(1, "a"), (2, "b"), (2, "b"), (4, "c")])
+    >>> _ = flow.step(); sorted(top.to_dict())
+    [(1, 2, 'b'), (3, 1, 'c')]
+    """
+    per_component = components.join(node_labels, select=(1, 2))     # (component, label)
+    counts = per_component.count(key_columns=2)                       # (component, label, n)
+    return counts.project(0, 2, 1).top_k(k).rename("component", "count", "label")
 
 
 def _propagate_min_label(edges: Collection, nodes: Collection, name: str) -> Collection:

@@ -61,12 +61,14 @@ def test_graph_program_matches_networkx(name, plan):
         assert view.to_dict() == oracle(present)
 
 
+@pytest.mark.parametrize("program", [algorithms.shortest_paths,
+                                     algorithms.shortest_paths_prioritized])
 @given(plan=EPOCHS, weights=st.lists(st.integers(1, 5), min_size=200, max_size=200))
-def test_shortest_paths_match_networkx(plan, weights):
+def test_shortest_paths_match_networkx(program, plan, weights):
     flow = ddlab.Dataflow()
     edges = flow.input("edges", columns=["src", "dst", "w"])
     roots = flow.input("roots", columns=["node"])
-    view = algorithms.shortest_paths(edges, roots).view()
+    view = program(edges, roots).view()
     roots.insert([0, 5])
     weight = {}
     for adds, rems, present in _epochs(plan):
@@ -129,3 +131,37 @@ def test_mutual_recursion_even_odd_distances():
     flow.step()
     assert set(even_view.to_dict()) == {0, 2}
     assert set(odd_view.to_dict()) == {1, 3}
+
+
+@given(plan=EPOCHS, tags=st.lists(st.tuples(st.integers(0, 12), st.sampled_from("abc")),
+                                  max_size=30))
+def test_top_label_per_component_matches_networkx(plan, tags):
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    node_tags = flow.input("tags", columns=["node", "tag"])
+    view = algorithms.top_label_per_component(algorithms.connected_components(edges),
+                                              node_tags, k=2).view()
+    node_tags.insert(tags)
+    for adds, rems, present in _epochs(plan):
+        edges.insert(adds)
+        edges.remove(rems)
+        flow.step()
+        g = nx.Graph(list(present))
+        want = {}
+        for comp in nx.connected_components(g):
+            counts = {}
+            for node, tag in tags:
+                if node in comp:
+                    counts[tag] = counts.get(tag, 0) + 1
+            best = sorted(((n, t) for t, n in counts.items()), reverse=True)[:2]
+            want.update({(min(comp), n, t): 1 for n, t in best})
+        assert view.to_dict() == want
+
+
+def test_docstring_examples():
+    import doctest
+
+    from ddlab.engine.algorithms import graphs
+
+    result = doctest.testmod(graphs, extraglobs={"Dataflow": ddlab.Dataflow})
+    assert result.attempted >= 5 and result.failed == 0
