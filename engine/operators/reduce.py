@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import config
 from ..batch import Batch, consolidate
 from ..columns import key_code
 from ..lattice import leq_rows, lub_rows
@@ -27,7 +28,7 @@ from .base import Operator
 
 def unique_codes(codes: np.ndarray) -> np.ndarray:
     """Sorted distinct codes; batches usually arrive sorted by key, so skip the sort then."""
-    if len(codes) > 1 and not (codes[1:] >= codes[:-1]).all():
+    if len(codes) > 1 and not (config.fast_paths and (codes[1:] >= codes[:-1]).all()):
         codes = np.sort(codes)
     if len(codes) > 1:
         keep = np.empty(len(codes), dtype=bool)
