@@ -123,8 +123,7 @@ class WindowBatches:
 
         lo, hi = self._chunks[index]
         part = self.df.where((F.col("step") >= lo) & (F.col("step") < hi))
-        table = part.toArrow() if hasattr(part, "toArrow") else None
-        frame = table.to_pandas() if table is not None else part.toPandas()
+        frame = part.toArrow().to_pandas()  # Arrow end to end (classic and Connect alike)
         steps = frame["step"].to_numpy()
         if len(steps) > 1 and np.any(steps[1:] < steps[:-1]):
             frame = frame.sort_values("step", kind="stable")
@@ -240,11 +239,15 @@ def window_batches(events, width, step, *, multigraph: bool = False, start: int 
             ev.withColumn("_open", opens).withColumn("_grp", grp)
             .groupBy(*columns, "_grp").agg(F.min("a").alias("a"), F.max("b").alias("b"))
         )
-    plus = ev.select(F.col("a").cast("int").alias("step"), *columns, F.lit(1).cast("long").alias("diff"))
-    minus = ev.where(F.col("b") + 1 < steps).select(
-        (F.col("b") + 1).cast("int").alias("step"), *columns, F.lit(-1).cast("long").alias("diff")
+    # One pass emits both ends of each interval (a union would compute the plan above twice).
+    ends = F.explode(F.array(
+        F.struct(F.col("a").cast("int").alias("step"), F.lit(1).cast("long").alias("diff")),
+        F.struct((F.col("b") + 1).cast("int").alias("step"), F.lit(-1).cast("long").alias("diff")),
+    )).alias("_u")
+    updates = (
+        ev.select(*columns, ends).select(F.col("_u.step").alias("step"), *columns, F.col("_u.diff").alias("diff"))
+        .where(F.col("step") < steps)
     )
-    updates = plus.unionByName(minus)
     if multigraph:  # merged intervals never put +1 and -1 on the same (step, record); events may
         updates = updates.groupBy("step", *columns).agg(F.sum("diff").alias("diff")).where(F.col("diff") != 0)
     # Sorted within partitions, so cached column statistics let a step-range fetch skip batches.
