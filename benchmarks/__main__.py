@@ -24,13 +24,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default=None, help="dataset name (workload default if omitted)")
     parser.add_argument("--updates", type=int, default=200, help="single-change updates to time")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--variant", default=None,
+                        help="algorithm variant where a workload has several (plain, prioritized)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     module_name, func_name = WORKLOADS[args.workload].split(":")
     run = getattr(importlib.import_module(module_name), func_name)
     result = dict(run(args))
     result.setdefault("workload", args.workload)
-    result["peak_rss_mb"] = _peak_rss_mb()
+    result.setdefault("peak_rss_mb", _peak_rss_mb())
     if args.json:
         print(json.dumps(result, default=float))
     else:

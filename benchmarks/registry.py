@@ -7,5 +7,9 @@ missing optional dependency (pyspark, scipy) only affects the workloads that nee
 """
 WORKLOADS = {
     "cc": "benchmarks.graph_workloads:run_cc",
+    "scc": "benchmarks.graph_workloads:run_scc",
+    "sssp": "benchmarks.graph_workloads:run_sssp",
+    "window-scc": "benchmarks.window_workloads:run_window_scc",
+    "figure1": "benchmarks.window_workloads:run_figure1",
     "spark-windows": "benchmarks.spark_windows:run",
 }
