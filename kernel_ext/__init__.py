@@ -1,0 +1,105 @@
+"""ddlab's Jupyter kernel extension: ``%load_ext ddlab`` (or ``%load_ext ddlab.kernel_ext``).
+
+Loading registers one line+cell magic, ``%dd`` / ``%%dd``, rich HTML displays for the
+engine's objects (views, collections, dataflows, step reports) and for the Spark sources'
+objects, and prints one line: the ddlab version and whether Spark is usable (checked without
+starting a JVM; if not, why and how to fix it).
+
+The magics (every command has ``--help``; ``%dd?`` shows this overview)::
+
+    %dd input NAME --from SOURCE [options]   declare an input collection
+        %dd input edges --from collegemsg --window 7d --step 1d      (Spark, sliding window)
+        %dd input edges --from df                                     (a pandas DataFrame)
+        %dd input edges --from data/msgs.csv --src from --dst to --time ts
+        %dd input edges --sql "SELECT a AS src, b AS dst, t AS time FROM events"
+        %dd input edges --columns src,dst                             (empty, fed by insert)
+    %%dd NAME [--no-arrange] [--no-step]     declare a derived collection from the cell body
+        %%dd cc
+        connected_components(edges)
+    %dd step [N] | %dd step --to K           N window positions (N < 0: back), one epoch each
+        %dd step 3          %dd step -1          %dd step --to 40
+    %dd insert NAME ROWS [--no-step]         add rows (literal or DataFrame/list variable)
+        %dd insert edges [(1, 2), (2, 3)]
+    %dd remove NAME ROWS [--no-step]         remove rows
+        %dd remove edges [(2, 3)]
+    %dd show NAME [--limit N] [--sort A,B]   current contents with multiplicities
+        %dd show cc --limit 10       (also just: %dd cc)
+    %dd changes NAME                         the last epoch's additions and retractions
+        %dd changes cc
+    %dd trace NAME                           the arrangement's updates by time + loop lattice
+        %dd trace scc
+    %dd stats [NAME] [--by operator|iteration|time] [--epoch E | --all]
+        %dd stats scc --by iteration
+    %dd graph [NAME] [--epoch E]             SVG of the dataflow, loops as nested boxes,
+        %dd graph cc                         edges labelled with the updates they carried
+    %dd status                               the session (also: %dd alone)
+    %dd drop NAME                            forget a declaration (the flow is rebuilt)
+    %dd rebuild [--restart]                  rebuild from the declarations (same epoch and
+                                             contents), or start over at epoch 0
+    %dd reset                                forget everything, new empty dataflow
+
+Declared names are ordinary Python variables holding the live collections (``edges.insert``
+and ``flow.step()`` work from Python, and Python values can be used in ``%%dd`` bodies).
+Changing the declarations rebuilds the dataflow beside the old one and swaps it in only if
+everything worked, so a failing declaration leaves the namespace and the engine unchanged.
+
+Configuration (``%config DDMagics.<name> = ...``): ``display_limit`` (rows shown, 20),
+``short_errors`` (one-line errors, True), ``progress`` (progress row in notebooks, True),
+``max_iterations`` (loop bound of new flows, 10000).
+"""
+from __future__ import annotations
+
+__all__ = ["load_ipython_extension", "unload_ipython_extension", "banner", "get_magics"]
+
+
+def banner() -> str:
+    """The one line printed by ``%load_ext ddlab``: version and Spark status (no JVM started)."""
+    from ddlab import __version__
+
+    try:
+        from ddlab.engine.sources import session as spark_session
+
+        ok, line = spark_session.spark_status()
+    except Exception as err:  # pragma: no cover - a broken sources install must not block loading
+        line = f"Spark status unknown ({type(err).__name__}: {err})"
+    return f"ddlab {__version__}: magics %dd and %%dd loaded (%dd --help) | {line}"
+
+
+def get_magics(ip=None):
+    """The DDMagics instance registered on ``ip`` (the running shell by default), or None."""
+    if ip is None:
+        from IPython import get_ipython
+
+        ip = get_ipython()
+    if ip is None:
+        return None
+    return ip.magics_manager.registry.get("DDMagics")
+
+
+def load_ipython_extension(ip) -> None:
+    """Register the magics and the rich displays, print one line (imports lazily)."""
+    if get_magics(ip) is not None:
+        print("ddlab: already loaded (%dd --help)")
+        return
+    from .magics import DDMagics
+    from .register import register_formatters
+
+    magics = DDMagics(shell=ip)
+    ip.register_magics(magics)
+    register_formatters(ip, magics)
+    print(banner())
+
+
+def unload_ipython_extension(ip) -> None:
+    """Remove the magics and the displays (``%unload_ext ddlab.kernel_ext``)."""
+    from .register import unregister_formatters
+
+    magics = get_magics(ip)
+    if magics is None:
+        return
+    unregister_formatters(ip)
+    for kind in ("line", "cell"):
+        ip.magics_manager.magics[kind].pop("dd", None)
+    ip.magics_manager.registry.pop("DDMagics", None)
+    if magics in ip.configurables:
+        ip.configurables.remove(magics)

@@ -1,0 +1,263 @@
+"""The dataflow as an SVG picture (the Naiad report's Figure 9, live), in pure Python.
+
+Input: the two frames of ``Dataflow.graph()``: operators (id, label, kind, scope, depth) and
+edges (source, target, updates of one epoch).  Layout: each loop scope is laid out as a block
+(its operators in layers by longest path, feedback edges ignored) and placed as one compound
+node of its parent scope, so loops come out as nested boxes.  Inside a layer, nodes are
+ordered by the mean position of their predecessors (one barycenter pass).  Each edge is a
+curve labelled with the updates it carried; feedback edges loop back on the right, dashed.
+No graphviz binary needed.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from html import escape
+
+__all__ = ["dataflow_svg", "ancestors"]
+
+NODE_H = 24
+HGAP = 14
+VGAP = 30
+PAD_X = 10
+PAD_TOP = 22
+PAD_BOTTOM = 10
+MARGIN = 12
+CHAR_W = 6.4
+
+_FILL = {
+    "input": ("#ddf4ff", "#54aeff"),
+    "view": ("#dafbe1", "#4ac26b"), "subscribe": ("#dafbe1", "#4ac26b"),
+    "join": ("#fff8c5", "#d4a72c"), "reduce": ("#fff8c5", "#d4a72c"),
+    "arrange": ("#fff1e5", "#fb8f44"),
+    "ingress": ("#fbefff", "#c297ff"), "enter": ("#fbefff", "#c297ff"),
+    "leave": ("#fbefff", "#c297ff"), "feedback": ("#fbefff", "#c297ff"),
+}
+_DEFAULT_FILL = ("#f6f8fa", "#afb8c1")
+_BOX_FILL = ["#f6f8fa", "#eaeef2", "#dde3e9", "#d0d7de"]
+
+
+@dataclass
+class _Item:
+    key: tuple                 # ("op", id) or ("scope", path)
+    w: float
+    h: float
+    x: float = 0.0
+    y: float = 0.0
+    block: "_Block | None" = None
+    order: float = 0.0
+
+
+@dataclass
+class _Block:
+    path: str
+    w: float = 0.0
+    h: float = 0.0
+    items: dict = field(default_factory=dict)
+
+
+def _bezier(p0, p1, p2, p3, t: float) -> tuple:
+    u = 1 - t
+    return tuple(u ** 3 * a + 3 * u * u * t * b + 3 * u * t * t * c + t ** 3 * d
+                 for a, b, c, d in zip(p0, p1, p2, p3))
+
+
+def ancestors(edges, targets) -> set:
+    """Operator ids from which any of ``targets`` is reachable (targets included)."""
+    preds: dict[int, list[int]] = {}
+    for s, t in zip(edges["source"].tolist(), edges["target"].tolist()):
+        preds.setdefault(int(t), []).append(int(s))
+    seen, todo = set(), [int(t) for t in targets]
+    while todo:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        todo.extend(preds.get(n, ()))
+    return seen
+
+
+def _text(label: str, kind: str, tag: str | None) -> str:
+    name = label.rsplit("#", 1)[0]
+    if tag and tag not in name:
+        name = f"{name} \u00b7 {tag}"
+    return name
+
+
+def dataflow_svg(ops, edges, *, names: dict | None = None, keep: set | None = None,
+                 title: str | None = None) -> str:
+    """SVG markup for the graph; ``names`` tags operator ids with declared collection names,
+    ``keep`` restricts the picture to some operator ids."""
+    names = names or {}
+    nodes = {}
+    for row in ops.itertuples(index=False):
+        if row.kind == "loop" or (keep is not None and int(row.id) not in keep):
+            continue
+        nodes[int(row.id)] = (row.label, row.kind, row.scope)
+    kinds = {i: k for i, (_, k, _) in nodes.items()}
+    elist = [(int(s), int(t), int(n)) for s, t, n in
+             zip(edges["source"].tolist(), edges["target"].tolist(), edges["updates"].tolist())
+             if int(s) in nodes and int(t) in nodes]
+    forward = [(s, t) for s, t, _ in elist if kinds[s] != "feedback"]
+    texts = {i: _text(lab, k, names.get(i)) for i, (lab, k, _) in nodes.items()}
+
+    def rep(path: str, op: int):
+        scope = nodes[op][2]
+        if scope == path:
+            return ("op", op)
+        if scope.startswith(path + "/"):
+            return ("scope", path + "/" + scope[len(path) + 1:].split("/")[0])
+        return None
+
+    def layout(path: str) -> _Block:
+        block = _Block(path)
+        items: dict[tuple, _Item] = {}
+        for i, (_, _, scope) in nodes.items():
+            key = rep(path, i)
+            if key is None or key in items:
+                continue
+            if key[0] == "op":
+                items[key] = _Item(key, max(52.0, CHAR_W * len(texts[i]) + 16), NODE_H,
+                                   order=i)
+            else:
+                sub = layout(key[1])
+                items[key] = _Item(key, sub.w, sub.h, block=sub, order=i)
+        succ: dict[tuple, set] = {k: set() for k in items}
+        pred: dict[tuple, set] = {k: set() for k in items}
+        for s, t in forward:
+            a, b = rep(path, s), rep(path, t)
+            if a is None or b is None or a == b:
+                continue
+            succ[a].add(b)
+            pred[b].add(a)
+        # longest-path layers (Kahn); a leftover cycle is broken by id order
+        layer, indeg = {}, {k: len(pred[k]) for k in items}
+        ready = sorted((k for k in items if indeg[k] == 0), key=lambda k: items[k].order)
+        while len(layer) < len(items):
+            if not ready:
+                k = min((k for k in items if k not in layer), key=lambda k: items[k].order)
+                ready = [k]
+                indeg[k] = 0
+            k = ready.pop(0)
+            if k in layer:
+                continue
+            layer[k] = max((layer[p] + 1 for p in pred[k] if p in layer), default=0)
+            for n in sorted(succ[k], key=lambda n: items[n].order):
+                indeg[n] -= 1
+                if indeg[n] == 0:
+                    ready.append(n)
+        # place in topological order: y just below every predecessor, x as close as possible
+        # to the predecessors' mean center without overlapping anything already placed
+        top0 = PAD_TOP if path != "root" else 0.0
+        placed: list[_Item] = []
+        centers: dict[tuple, float] = {}
+        next_free = 0.0
+        for k in sorted(items, key=lambda k: (layer[k], items[k].order)):
+            it = items[k]
+            ps = [items[p] for p in pred[k] if p in centers]
+            it.y = max((p.y + p.h + VGAP for p in ps), default=top0)
+            if ps:
+                want = sum(centers[p] for p in pred[k] if p in centers) / len(ps) - it.w / 2
+            else:
+                want = next_free
+            band = [q for q in placed if q.y < it.y + it.h + VGAP / 2 and it.y < q.y + q.h + VGAP / 2]
+            cands = {max(0.0, want)}
+            for q in band:
+                cands.add(q.x + q.w + HGAP)
+                if q.x - it.w - HGAP >= 0:
+                    cands.add(q.x - it.w - HGAP)
+
+            def free(x):
+                return all(x + it.w + HGAP <= q.x or q.x + q.w + HGAP <= x for q in band)
+
+            it.x = min((c for c in cands if free(c)), key=lambda c: (abs(c - want), c))
+            if not ps:
+                next_free = max(next_free, it.x + it.w + HGAP)
+            centers[k] = it.x + it.w / 2
+            placed.append(it)
+        width = max((q.x + q.w for q in placed), default=40.0)
+        bottom = max((q.y + q.h for q in placed), default=top0)
+        pad = PAD_X if path != "root" else 0.0
+        for it in items.values():
+            it.x += pad
+        block.w = width + 2 * pad
+        block.h = bottom + (PAD_BOTTOM if path != "root" else 0.0)
+        block.items = items
+        return block
+
+    root = layout("root")
+    pos: dict[int, tuple] = {}
+    boxes: list[tuple] = []
+
+    def place(block: _Block, ox: float, oy: float, depth: int) -> None:
+        if block.path != "root":
+            boxes.append((block.path, ox, oy, block.w, block.h, depth))
+        for key, it in block.items.items():
+            if key[0] == "op":
+                pos[key[1]] = (ox + it.x, oy + it.y, it.w, it.h)
+            else:
+                place(it.block, ox + it.x, oy + it.y, depth + 1)
+
+    top = MARGIN + (22 if title else 0)
+    place(root, MARGIN, top, 0)
+    width = root.w + 2 * MARGIN + 70          # room on the right for feedback curves
+    height = top + root.h + MARGIN
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" class="ddlab-graph" width="{width:.0f}" '
+           f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}" '
+           f'font-family="ui-monospace,SFMono-Regular,Menlo,monospace" font-size="11">',
+           '<defs><marker id="ddarrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
+           'markerHeight="7" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+           '<path d="M0,0 L10,5 L0,10 z" fill="#57606a"/></marker></defs>']
+    if title:
+        out.append(f'<text x="{MARGIN}" y="{MARGIN + 12}" font-size="13" font-weight="bold" '
+                   f'fill="#24292f">{escape(title)}</text>')
+    for path, x, y, w, h, depth in boxes:
+        fill = _BOX_FILL[min(depth - 1, len(_BOX_FILL) - 1)]
+        out.append(f'<g class="ddlab-loop" data-scope="{escape(path)}"><rect x="{x:.1f}" '
+                   f'y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="6" fill="{fill}" '
+                   f'stroke="#8c959f" stroke-dasharray="5,3"/><text x="{x + 8:.1f}" '
+                   f'y="{y + 15:.1f}" fill="#57606a">loop {escape(path.split("/")[-1])}'
+                   f'</text></g>')
+    labels = []
+    for s, t, n in elist:
+        x1, y1, w1, h1 = pos[s]
+        x2, y2, w2, h2 = pos[t]
+        stroke = "#57606a" if n else "#c7ccd1"
+        sw = 1.0 + min(3.0, math.log10(1 + n) / 1.5) if n else 1.0
+        if kinds[s] == "feedback" or y2 + h2 <= y1:      # back edge: loop round on the right
+            ax, ay = x1 + w1, y1 + h1 / 2
+            bx, by = x2 + w2, y2 + h2 / 2
+            reach = max(ax, bx) + 36
+            d = f"M{ax:.1f},{ay:.1f} C{reach:.1f},{ay:.1f} {reach:.1f},{by:.1f} {bx:.1f},{by:.1f}"
+            lx, ly = reach - 6, (ay + by) / 2
+            dash = ' stroke-dasharray="4,3"'
+        else:
+            ax, ay = x1 + w1 / 2, y1 + h1
+            bx, by = x2 + w2 / 2, y2
+            dy = max(10.0, (by - ay) / 2)
+            d = f"M{ax:.1f},{ay:.1f} C{ax:.1f},{ay + dy:.1f} {bx:.1f},{by - dy:.1f} {bx:.1f},{by:.1f}"
+            # label near the target (out-edges of one operator carry the same count, so
+            # labels near their sources would pile up): the curve's point at t = 0.72
+            t = 0.72 if by - ay > 2 * VGAP else 0.5
+            lx, ly = _bezier((ax, ay), (ax, ay + dy), (bx, by - dy), (bx, by), t)
+            dash = ""
+        out.append(f'<path class="ddlab-edge" data-source="{s}" data-target="{t}" '
+                   f'data-updates="{n}" d="{d}" fill="none" stroke="{stroke}" '
+                   f'stroke-width="{sw:.2f}"{dash} marker-end="url(#ddarrow)"/>')
+        labels.append(f'<text class="ddlab-edge-label" x="{lx:.1f}" y="{ly + 3:.1f}" '
+                      f'text-anchor="middle" fill="{"#0550ae" if n else "#8c959f"}" '
+                      f'stroke="white" stroke-width="3" paint-order="stroke" '
+                      f'font-size="10">{n:,}</text>')
+    for i, (x, y, w, h) in pos.items():
+        label, kind, scope = nodes[i]
+        fill, stroke = _FILL.get(kind, _DEFAULT_FILL)
+        bold = ' font-weight="bold"' if i in names else ""
+        out.append(f'<g class="ddlab-op" data-id="{i}" data-kind="{escape(kind)}">'
+                   f'<title>{escape(label)} ({escape(kind)}) in {escape(scope)}</title>'
+                   f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" rx="4" '
+                   f'fill="{fill}" stroke="{stroke}"/><text x="{x + w / 2:.1f}" '
+                   f'y="{y + h / 2 + 4:.1f}" text-anchor="middle" fill="#24292f"{bold}>'
+                   f'{escape(texts[i])}</text></g>')
+    out.extend(labels)
+    out.append("</svg>")
+    return "\n".join(out)

@@ -1,0 +1,92 @@
+"""Register ddlab's renderers with IPython's display formatter (the engine stays Jupyter-free).
+
+``text/html`` and ``text/plain`` renderers for ``View``, ``Collection`` (so also
+``InputCollection`` and loop ``Variable``), ``Dataflow`` and ``StepReport``; HTML for the
+Spark sources' ``LoadReport``, ``WindowBatches`` and ``WindowFeed``, registered *by name* so
+registering them imports neither those modules nor pyspark.  A renderer that fails returns
+``None`` and IPython falls back to the next representation: displaying never raises.
+"""
+from __future__ import annotations
+
+from functools import wraps
+
+from . import reprs
+
+_BY_NAME = [
+    ("ddlab.engine.sources.loaders", "LoadReport", reprs.render_load_report),
+    ("ddlab.engine.sources.windows", "WindowBatches", reprs.render_window_batches),
+    ("ddlab.engine.sources.feed", "WindowFeed", reprs.render_window_feed),
+]
+
+
+def _safe(fn):
+    @wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception:
+            return None
+    return wrapper
+
+
+def _plain(fn):
+    """Adapt ``fn(obj) -> str`` to the pretty printer's ``(obj, p, cycle)``."""
+    def printer(obj, p, cycle):
+        try:
+            text = fn(obj)
+        except Exception:
+            text = None
+        p.text(text if text is not None else repr(obj))
+    return printer
+
+
+def _types():
+    import ddlab
+    from ddlab.engine import Collection, Dataflow, StepReport, View
+
+    del ddlab
+    return Collection, Dataflow, StepReport, View
+
+
+def register_formatters(ip, magics) -> None:
+    Collection, Dataflow, StepReport, View = _types()
+    html = ip.display_formatter.formatters["text/html"]
+    plain = ip.display_formatter.formatters["text/plain"]
+
+    def session():
+        return magics.session
+
+    def limit():
+        return magics.display_limit
+
+    def view_name(v):
+        return session().find(v)
+
+    html.for_type(View, _safe(lambda v: reprs.render_view(v, view_name(v), limit())))
+    plain.for_type(View, _plain(lambda v: reprs.render_view_text(v, view_name(v), limit())))
+    html.for_type(Collection, _safe(lambda c: reprs.render_collection(c, session(), limit())))
+    plain.for_type(Collection, _plain(
+        lambda c: reprs.render_collection_text(c, session(), limit())))
+    html.for_type(Dataflow, _safe(lambda f: reprs.render_dataflow(f, session())))
+    html.for_type(StepReport, _safe(reprs.render_step_report))
+    plain.for_type(StepReport, _plain(str))
+    for module, name, fn in _BY_NAME:
+        html.for_type_by_name(module, name, _safe(fn))
+
+
+def unregister_formatters(ip) -> None:
+    Collection, Dataflow, StepReport, View = _types()
+    html = ip.display_formatter.formatters["text/html"]
+    plain = ip.display_formatter.formatters["text/plain"]
+    for fmt, types in ((html, (View, Collection, Dataflow, StepReport)),
+                       (plain, (View, Collection, StepReport))):
+        for t in types:
+            try:
+                fmt.pop(t)
+            except KeyError:
+                pass
+    for module, name, _ in _BY_NAME:
+        try:
+            html.pop(f"{module}.{name}")
+        except KeyError:
+            pass

@@ -1,0 +1,1 @@
+"""Tests of the Jupyter kernel extension (magics, rich displays, graph picture)."""
