@@ -24,3 +24,10 @@ def load_ipython_extension(ipython):  # pragma: no cover - exercised through IPy
     from .kernel_ext import load_ipython_extension as _load
 
     _load(ipython)
+
+
+def unload_ipython_extension(ipython):  # pragma: no cover - exercised through IPython
+    """``%unload_ext ddlab``."""
+    from .kernel_ext import unload_ipython_extension as _unload
+
+    _unload(ipython)

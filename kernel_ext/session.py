@@ -658,16 +658,11 @@ def _first_line(err: BaseException) -> str:
 
 
 def _pending_count(inp) -> int:
-    # The engine keeps the open epoch's updates on the input operator; no public accessor yet.
-    batches = getattr(getattr(inp, "op", None), "pending", None) or []
-    return sum(len(b) for b in batches)
+    return inp.pending_count
 
 
 def _pending_updates(inp) -> list:
-    if not _pending_count(inp):
-        return []
-    decode = getattr(inp, "_decode_pending", None)
-    return decode() if decode is not None else []
+    return inp.pending_updates() if inp.pending_count else []
 
 
 def _pending_any(state: FlowState) -> bool:

@@ -21,7 +21,7 @@ _EXPORTS = {
     # datasets.py
     "load_dataset": "datasets", "DATASETS": "datasets", "DatasetNotFound": "datasets",
     "collegemsg": "datasets", "twitter24h": "datasets", "travian": "datasets", "enron": "datasets",
-    "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets",
+    "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets", "collegemsg_pandas": "datasets",
     # windows.py
     "window_batches": "windows", "WindowBatches": "windows", "events_in_window": "windows",
     # feed.py

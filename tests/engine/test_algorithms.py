@@ -29,12 +29,12 @@ def _epochs(plan):
 
 def cc_oracle(edges):
     g = nx.Graph(edges)
-    return {(n, min(c)): 1 for c in nx.connected_components(g) for n in c}
+    return {(n, low): 1 for c in nx.connected_components(g) for low in [min(c)] for n in c}
 
 
 def scc_oracle(edges):
     g = nx.DiGraph(edges)
-    comp = {n: min(c) for c in nx.strongly_connected_components(g) for n in c}
+    comp = {n: low for c in nx.strongly_connected_components(g) for low in [min(c)] for n in c}
     return {(a, b): 1 for a, b in edges if comp[a] == comp[b]}
 
 

