@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default=None, help="dataset name (workload default if omitted)")
     parser.add_argument("--updates", type=int, default=200, help="single-change updates to time")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sources", type=int, default=1,
+                        help="sssp: number of source nodes (the largest out-degrees)")
     parser.add_argument("--variant", default=None,
                         help="algorithm variant where a workload has several (plain, prioritized)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")

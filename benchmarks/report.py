@@ -23,10 +23,12 @@ SUITE = [
     ("cc", "random-400k-3.4m", "prioritized", "<= 20 s; <= 5 ms (p99 <= 50 ms); <= 4 GB"),
     ("cc", "random-400k-3.4m", "plain", ""),
     ("cc", "travian", "prioritized", "report; <= 5 ms"),
+    ("cc", "travian", "plain", "report; <= 5 ms"),
     ("scc", "random-1m-200k", None, "<= 10 s; <= 5 ms"),
     ("scc", "random-1m-2m", None, "<= 90 s; <= 20 ms"),
     ("sssp", "random-1m-1m", "plain", "<= 10 s; <= 2 ms"),
     ("sssp", "random-1m-1m", "prioritized", ""),
+    ("sssp", "random-1m-1m", "plain", "1,000 sources", ["--sources", "1000"]),
     ("window-scc", "twitter24h", None, "one step <= 30 ms median; growth <= 1.5"),
     ("figure1", "twitter24h", None, "slide <= 0.1% of prioritized full run"),
     ("spark-windows", "twitter24h", None, "load + window < 60 s; deliver < 5 ms median"),
@@ -40,20 +42,22 @@ NAIAD = {  # Naiad report, Table 2, single-threaded: (from scratch, per update)
 
 
 def _key(row):
-    return f"{row[0]}|{row[1]}|{row[2] or ''}"
+    extra = " ".join(row[4]) if len(row) > 4 else ""
+    return f"{row[0]}|{row[1]}|{row[2] or ''}" + (f"|{extra}" if extra else "")
 
 
 def run(only=None, updates=200):
     store = HERE / "results.json"
     results = json.loads(store.read_text()) if store.exists() else {}
     for row in SUITE:
-        workload, dataset, variant, _ = row
+        workload, dataset, variant, _ = row[:4]
         if only and workload not in only:
             continue
         cmd = [sys.executable, "-m", "benchmarks", workload, "--dataset", dataset, "--json",
                "--updates", str(updates)]
         if variant:
             cmd += ["--variant", variant]
+        cmd += list(row[4]) if len(row) > 4 else []
         print("running", " ".join(cmd[2:]), flush=True)
         start = time.time()
         proc = subprocess.run(cmd, cwd=HERE.parent, capture_output=True, text=True)
@@ -95,8 +99,11 @@ def write_markdown(results):
         "peak RSS | networkx recompute | speedup vs networkx | scipy | other | Naiad (Table 2) | target |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for workload, dataset, variant, target in SUITE:
-        r = results.get(_key((workload, dataset, variant)))
+    for row in SUITE:
+        workload, dataset, variant, target = row[:4]
+        if len(row) > 4:
+            variant = f"{variant} {' '.join(row[4])}"
+        r = results.get(_key(row))
         if r is None:
             continue
         if "error" in r:
@@ -104,7 +111,7 @@ def write_markdown(results):
                          f"| | | | | | | | | {target} |")
             continue
         other = []
-        for k in ("matches_networkx", "reached", "state_growth", "slide_work_fraction",
+        for k in ("matches_networkx", "sources", "reached", "state_growth", "slide_work_fraction",
                   "load_and_window_s", "deliver_median_ms", "steps", "retained_updates"):
             if k in r:
                 other.append(f"{k}={r[k]}")
