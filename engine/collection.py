@@ -8,7 +8,7 @@ arrangement rather than copying it.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable
 
 from .errors import DataflowError
 from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY

@@ -115,7 +115,6 @@ class Dataflow:
             for view in self._views:
                 view.commit(epoch)
         except BaseException as err:
-            discarded = {name: i.op.pending for name, i in self._inputs.items()}
             for op, state in snapshots:
                 op.restore(state)
                 op.clear_queues()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import heapq
 
 from .errors import NonConvergenceError
-from .lattice import EPOCH, ITERATION, iteration_of, display_time
+from .lattice import EPOCH, iteration_of, display_time
 
 
 class Scope:

@@ -40,6 +40,12 @@ def connected_components_prioritized(edges: Collection, max_iterations: int | No
     crate's ``propagate`` does; it keeps the number of priority classes small) or of the label
     itself (``log_buckets=False``, the paper's form).  Same result as
     :func:`connected_components`.
+
+    >>> flow = Dataflow(); edges = flow.input("edges")
+    >>> labels = connected_components_prioritized(edges).view()
+    >>> edges.insert([(5, 6), (6, 1), (8, 9)]); _ = flow.step()
+    >>> sorted(labels.to_dict())
+    [(1, 1), (5, 1), (6, 1), (8, 8), (9, 8)]
     """
     graph = _undirected(edges.project(0, 1))
     labels = _nodes(edges.project(0, 1)).project(0, 0)
@@ -58,7 +64,16 @@ def _bit_length_priority(node, label):
 
 
 def reachability(edges: Collection, roots: Collection, max_iterations: int | None = None):
-    """``(node, root)`` for every node reachable from a root along directed edges (BFS)."""
+    """``(node, root)`` for every node reachable from a root along directed edges: a
+    breadth-first fixed point (the Rust crate's ``reachability``; Naiad report, Figure 19
+    without weights).
+
+    >>> flow = Dataflow(); edges = flow.input("edges"); roots = flow.input("roots")
+    >>> reach = reachability(edges, roots).view()
+    >>> roots.insert([1]); edges.insert([(1, 2), (2, 3), (4, 1)]); _ = flow.step()
+    >>> sorted(reach.to_dict())
+    [(1, 1), (2, 1), (3, 1)]
+    """
     start = roots.project(0, 0)
     return start.iterate(
         lambda r: r.join(edges.project(0, 1), select=(2, 1)).concat(r).distinct(),
@@ -84,7 +99,14 @@ def shortest_paths_prioritized(edges: Collection, sources: Collection,
                                max_iterations: int | None = None):
     """Shortest paths with the prioritized fixed point: tentative distances are settled in
     increasing order (priority = the distance), as Dijkstra's algorithm would, so few
-    distances are improved more than once.  Same result as :func:`shortest_paths`."""
+    distances are improved more than once.  Same result as :func:`shortest_paths`.
+
+    >>> flow = Dataflow(); edges = flow.input("edges"); roots = flow.input("roots")
+    >>> dist = shortest_paths_prioritized(edges, roots).view()
+    >>> roots.insert([1]); edges.insert([(1, 2, 5), (2, 3, 1), (1, 3, 9)]); _ = flow.step()
+    >>> sorted(dist.to_dict())
+    [(1, 0), (2, 5), (3, 6)]
+    """
     return _distances(edges, sources).prioritize(
         lambda n, d: d, lambda d: _relax(d, edges).concat(d).min(),
         max_iterations=max_iterations, name="sssp-prioritized").rename("node", "distance")

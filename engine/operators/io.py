@@ -1,8 +1,6 @@
 """Where data enters and leaves: inputs, materialized views, subscriptions."""
 from __future__ import annotations
 
-import numpy as np
-
 from ..batch import Batch, concat_batches
 from ..columns import decode_rows
 from ..trace import Trace

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..batch import Batch
-from ..columns import decode_rows, decode_column, encode_rows, OBJECT, INT, FLOAT, BOOL
+from ..columns import decode_rows, decode_column, encode_rows, INT, FLOAT, BOOL
 from ..errors import OperatorError, InputError
 from .base import Operator
 
