@@ -28,6 +28,11 @@ def _empty(kinds):
         np.zeros(0, dtype=np.int64)
 
 
+def _empty_keyed(a, nkey, value_kind=INT):
+    """No output rows, with the kinds of ``(key..., value)``."""
+    return _empty((a.kinds[:nkey] if a else (INT,) * nkey) + (value_kind,))
+
+
 def _rank(col, kind, interner):
     """Sort key respecting the values' order (object codes are not ordered by value)."""
     if kind != OBJECT:
@@ -49,7 +54,7 @@ class Count:
         a = accs[0]
         nkey = op.nkey
         if a is None or not len(a):
-            return _empty((a.kinds[:nkey] if a else (INT,) * nkey) + (INT,))
+            return _empty_keyed(a, nkey)
         starts = group_starts(a.cols[:nkey])
         totals = np.add.reduceat(a.weights, starts)
         keep = totals != 0
@@ -67,7 +72,7 @@ class Sum:
         a = accs[0]
         nkey = op.nkey
         if a is None or not len(a):
-            return _empty((a.kinds[:nkey] if a else (INT,) * nkey) + (INT,))
+            return _empty_keyed(a, nkey)
         if len(a.cols) != nkey + 1 or a.kinds[nkey] not in (INT, FLOAT, BOOL):
             got = ", ".join(KIND_NAMES[k] for k in a.kinds[nkey:]) or "none"
             raise SchemaError(f"{op.label}: sum needs records (key, number); the value columns "

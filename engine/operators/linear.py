@@ -33,12 +33,21 @@ def call_user(op: Operator, fn, rows, what: str = "record"):
     return out
 
 
-class Map(Operator):
-    kind = "map"
+class UserFunctionOperator(Operator):
+    """An operator that applies a user function ``fn`` to its one input."""
 
     def __init__(self, scope, up, fn, name=None):
         super().__init__(scope, [up], name)
         self.fn = fn
+
+    def decoded_columns(self, b: Batch) -> list:
+        """The batch's columns as user-facing numpy arrays (for column-wise functions)."""
+        interner = self.flow.interner
+        return [decode_column(c, k, interner) for c, k in zip(b.cols, b.kinds)]
+
+
+class Map(UserFunctionOperator):
+    kind = "map"
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -48,12 +57,8 @@ class Map(Operator):
         self.emit(t, Batch(cols, kinds, b.diffs))
 
 
-class FlatMap(Operator):
+class FlatMap(UserFunctionOperator):
     kind = "flat_map"
-
-    def __init__(self, scope, up, fn, name=None):
-        super().__init__(scope, [up], name)
-        self.fn = fn
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -67,18 +72,14 @@ class FlatMap(Operator):
         self.emit(t, Batch(cols, kinds, np.repeat(b.diffs, counts)))
 
 
-class Filter(Operator):
+class Filter(UserFunctionOperator):
     kind = "filter"
     preserves_consolidation = True
-
-    def __init__(self, scope, up, predicate, name=None):
-        super().__init__(scope, [up], name)
-        self.predicate = predicate
 
     def process(self, t, inputs):
         b = inputs[0]
         rows = decode_rows(b.cols, b.kinds, self.flow.interner)
-        keep = np.array(call_user(self, lambda r: bool(self.predicate(r)), rows), dtype=bool)
+        keep = np.array(call_user(self, lambda r: bool(self.fn(r)), rows), dtype=bool)
         self.emit(t, b.take(keep))
 
 
@@ -109,21 +110,16 @@ def _encode_object(op, arr, j, interner):
     return encode_column(list(arr), interner, f"{op.label} output", j)
 
 
-class MapColumns(Operator):
+class MapColumns(UserFunctionOperator):
     """Column-wise map: ``fn(*columns) -> column or tuple of columns`` (numpy arrays)."""
 
     kind = "map_columns"
 
-    def __init__(self, scope, up, fn, name=None):
-        super().__init__(scope, [up], name)
-        self.fn = fn
-
     def process(self, t, inputs):
         b = inputs[0]
         interner = self.flow.interner
-        args = [decode_column(c, k, interner) for c, k in zip(b.cols, b.kinds)]
         try:
-            out = self.fn(*args)
+            out = self.fn(*self.decoded_columns(b))
         except Exception as err:
             raise OperatorError(f"{self.label}: {_describe(self.fn)} raised "
                                 f"{type(err).__name__}: {err} on a batch of {len(b)} records "
@@ -139,24 +135,18 @@ class MapColumns(Operator):
         self.emit(t, Batch(cols, kinds, b.diffs))
 
 
-class FilterColumns(Operator):
+class FilterColumns(UserFunctionOperator):
     """Column-wise filter: ``predicate(*columns) -> boolean array``."""
 
     kind = "filter_columns"
     preserves_consolidation = True
 
-    def __init__(self, scope, up, predicate, name=None):
-        super().__init__(scope, [up], name)
-        self.predicate = predicate
-
     def process(self, t, inputs):
         b = inputs[0]
-        interner = self.flow.interner
-        args = [decode_column(c, k, interner) for c, k in zip(b.cols, b.kinds)]
         try:
-            keep = np.asarray(self.predicate(*args), dtype=bool)
+            keep = np.asarray(self.fn(*self.decoded_columns(b)), dtype=bool)
         except Exception as err:
-            raise OperatorError(f"{self.label}: {_describe(self.predicate)} raised "
+            raise OperatorError(f"{self.label}: {_describe(self.fn)} raised "
                                 f"{type(err).__name__}: {err}", operator=self.label) from err
         self.emit(t, b.take(keep))
 
@@ -209,15 +199,11 @@ class Consolidate(Operator):
         self.emit(t, inputs[0].consolidate())
 
 
-class Inspect(Operator):
+class Inspect(UserFunctionOperator):
     """Debugging tap: calls ``fn(record, time, diff)`` for each update, passes data through."""
 
     kind = "inspect"
     preserves_consolidation = True
-
-    def __init__(self, scope, up, fn, name=None):
-        super().__init__(scope, [up], name)
-        self.fn = fn
 
     def process(self, t, inputs):
         b = inputs[0].consolidate()
