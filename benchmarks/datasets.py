@@ -2,7 +2,6 @@
 ``../shared/data``) and seeded random graphs generated on the fly (Naiad report, Table 2)."""
 from __future__ import annotations
 
-import gzip
 import io
 import zipfile
 from pathlib import Path

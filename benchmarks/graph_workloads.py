@@ -47,7 +47,6 @@ def _run(program, edge_df, args, weighted=False, roots=None):
     nodes = np.unique(rows[:, :2])
     present = {tuple(r) for r in rows.tolist()}
     pairs = {r[:2] for r in present}
-    removed = set()
     latencies = []
     for i in range(args.updates):
         if i % 2 == 0:
