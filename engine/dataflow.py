@@ -40,11 +40,17 @@ class Dataflow:
     their fixed points), views and subscribers see the epoch's output.  If anything fails (a
     user function raises, a loop exceeds ``max_iterations``), the epoch is rolled back and
     every collection reads as before it.
+
+    ``stats_epochs`` bounds how many recent epochs :meth:`stats` keeps (one row per operator
+    run), so a long-running slider does not grow memory without end; ``None`` keeps all.
     """
 
-    def __init__(self, name: str = "dataflow", max_iterations: int = 10_000):
+    def __init__(self, name: str = "dataflow", max_iterations: int = 10_000,
+                 stats_epochs: int | None = 10_000):
         self.name = name
         self.max_iterations = max_iterations
+        self.stats_epochs = stats_epochs
+        self._stats_starts: list[int] = []  # index in _stats where each kept epoch begins
         self.interner = Interner()
         self.epoch = 0
         self._ops: list = []
@@ -105,6 +111,7 @@ class Dataflow:
             self._graph_changed = False
         epoch = self.epoch
         snapshots = [(op, op.snapshot()) for op in self._ops]
+        self._trim_stats()
         n_stats = len(self._stats)
         n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
         start = perf_counter()
@@ -131,6 +138,7 @@ class Dataflow:
                              f"are in this exception's .discarded_updates).")
             raise
         seconds = perf_counter() - start
+        self._stats_starts.append(n_stats)
         self.epoch = epoch + 1
         runs = self._stats[n_stats:]
         for sub in self._subscribers:
@@ -139,11 +147,21 @@ class Dataflow:
                           self.retained_updates())
 
     # -- introspection -----------------------------------------------------------------
+    def _trim_stats(self) -> None:
+        """Drop the statistics of epochs older than the last ``stats_epochs``."""
+        limit = self.stats_epochs
+        if limit is None or len(self._stats_starts) < 2 * limit:
+            return  # trim in chunks, so the cost per step stays constant on average
+        cut = self._stats_starts[-limit]
+        del self._stats[:cut]
+        self._stats_starts = [i - cut for i in self._stats_starts[-limit:]]
+
     def _record(self, op, t, n_in, n_out, seconds) -> None:
         self._stats.append((op.id, t, n_in, n_out, seconds))
 
     def stats(self, epoch: int | None = None) -> pd.DataFrame:
-        """Per operator and time: updates in, updates out, seconds (the live plots' data)."""
+        """Per operator and time: updates in, updates out, seconds (the live plots' data),
+        for the last ``stats_epochs`` epochs (or one ``epoch``)."""
         rows = self._stats if epoch is None else [r for r in self._stats if r[1][0] == epoch]
         ops = self._ops
         records = []

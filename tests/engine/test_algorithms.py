@@ -106,7 +106,6 @@ def test_mutual_recursion_even_odd_distances():
     flow = ddlab.Dataflow()
     edges = flow.input("edges", columns=["src", "dst"])
     roots = flow.input("roots", columns=["node"])
-    even_view, odd_view = None, None
 
     def body(even, odd):
         step_from_odd = odd.join(edges, select=(1,)).concat(roots).distinct()
@@ -119,7 +118,6 @@ def test_mutual_recursion_even_odd_distances():
     edges.insert([(0, 1), (1, 2), (2, 3), (3, 1)])
     flow.step()
     g = nx.DiGraph([(0, 1), (1, 2), (2, 3), (3, 1)])
-    walks = {0: {0}}
     frontier = {0}
     even_set, odd_set = {0}, set()
     for hop in range(1, 10):

@@ -1,9 +1,7 @@
 """Compaction keeps state proportional to the live data; statistics record every operator."""
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
-import pytest
 
 import ddlab
 from ddlab.algorithms import connected_components
@@ -62,3 +60,15 @@ def test_prioritized_stats_show_priority_and_iteration():
     flow.step()
     times = flow.stats().query("scope == 'root/cc-prioritized'").time
     assert {t[1][0] for t in times} >= {1, 5}  # (priority, iteration) pairs
+
+
+def test_statistics_keep_a_bounded_number_of_epochs():
+    flow = ddlab.Dataflow(stats_epochs=5)
+    x = flow.input("x")
+    x.count().view()
+    for i in range(23):
+        x.insert([(i % 3, i)])
+        flow.step()
+    epochs = set(flow.stats().epoch)
+    assert {18, 19, 20, 21, 22} <= epochs and len(epochs) <= 10 and 0 not in epochs
+    assert set(flow.stats(epoch=22).epoch) == {22}

@@ -2,7 +2,7 @@
 says): the same programs run with ``use_fast_paths(True)`` and ``(False)``."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
 
 import ddlab
 from ddlab import algorithms

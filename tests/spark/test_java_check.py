@@ -1,7 +1,6 @@
 """Java missing or too old: a clear SparkUnavailable before any JVM start (no JVM needed here)."""
 from __future__ import annotations
 
-import os
 import stat
 import subprocess
 import sys
