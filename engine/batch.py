@@ -54,13 +54,16 @@ class Batch:
         return f"Batch({len(self)} updates, kinds={''.join(self.kinds)})"
 
 
+_PACK_MIN_ROWS = 512
+
+
 def pack_keys(keys) -> list[np.ndarray]:
     """Fewer sort keys that order rows like ``keys`` do together (first key most significant):
     runs of consecutive integer keys whose value ranges fit in 63 bits are packed into one
     int64 (shifted by their minimum).  Sorting one packed column is several times faster than
     a multi-key lexsort, and equal rows keep equal packed values."""
-    if not config.fast_paths:
-        return list(keys)
+    if not config.fast_paths or (len(keys) > 1 and len(keys[0]) < _PACK_MIN_ROWS):
+        return list(keys)  # small batches: a lexsort costs less than finding the ranges
     chunks, current, bits_used = [], [], 0
     for k in keys:
         if k.dtype.kind not in "iu" or not len(k):

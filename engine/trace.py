@@ -78,6 +78,8 @@ def expand_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
     total = int(counts.sum())
     if total == 0:
         return np.zeros(0, dtype=np.int64)
+    if counts.max() == 1:  # at most one row per key: no ranges to expand
+        return lo if total == len(counts) else lo[counts > 0]
     ends = np.cumsum(counts)
     return np.repeat(lo - (ends - counts), counts) + np.arange(total)
 
@@ -172,8 +174,8 @@ class Trace:
         """All updates whose key code is in ``codes`` (sorted, unique)."""
         picks = []
         for b in self.batches:
-            lo = np.searchsorted(b.keycode, codes, "left")
-            hi = np.searchsorted(b.keycode, codes, "right")
+            lo = b.keycode.searchsorted(codes, "left")
+            hi = b.keycode.searchsorted(codes, "right")
             idx = expand_ranges(lo, hi - lo)
             if len(idx):
                 picks.append((b, idx))
@@ -185,9 +187,9 @@ class Trace:
             b, idx = picks[0]
             return b.take(idx)
         arity = len(self.kinds or ())
-        if not picks:
-            return Rows.concat([], arity, self.depth)
         total = sum(len(idx) for _, idx in picks)
+        if total < 4096:  # small: plain copies and one concatenate cost less
+            return Rows.concat([b.take(idx) for b, idx in picks], arity, self.depth)
         first = picks[0][0]
         keycode = np.empty(total, dtype=np.int64)
         cols = [np.empty(total, dtype=c.dtype) for c in first.cols]
@@ -196,15 +198,15 @@ class Trace:
         pos = 0
         for b, idx in picks:
             end = pos + len(idx)
-            np.take(b.keycode, idx, out=keycode[pos:end])
+            b.keycode.take(idx, out=keycode[pos:end])
             for j, c in enumerate(b.cols):
                 if c.dtype == cols[j].dtype:
-                    np.take(c, idx, out=cols[j][pos:end])
+                    c.take(idx, out=cols[j][pos:end])
                 else:
                     cols[j] = cols[j].astype(np.result_type(cols[j], c))
                     cols[j][pos:end] = c[idx]
-            np.take(b.times, idx, axis=0, out=times[pos:end])
-            np.take(b.diffs, idx, out=diffs[pos:end])
+            b.times.take(idx, axis=0, out=times[pos:end])
+            b.diffs.take(idx, out=diffs[pos:end])
             pos = end
         return Rows(keycode, cols, times, diffs)
 
@@ -215,8 +217,8 @@ class Trace:
         """
         qparts, parts = [], []
         for b in self.batches:
-            lo = np.searchsorted(b.keycode, codes, "left")
-            hi = np.searchsorted(b.keycode, codes, "right")
+            lo = b.keycode.searchsorted(codes, "left")
+            hi = b.keycode.searchsorted(codes, "right")
             counts = hi - lo
             idx = expand_ranges(lo, counts)
             if len(idx):
