@@ -110,7 +110,7 @@ class Dataflow:
             self.root.toposort()
             self._graph_changed = False
         epoch = self.epoch
-        snapshots = [(op, op.snapshot()) for op in self._ops]
+        snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
         self._trim_stats()
         n_stats = len(self._stats)
         n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
@@ -122,8 +122,9 @@ class Dataflow:
             for view in self._views:
                 view.commit(epoch)
         except BaseException as err:
-            for op, state in snapshots:
+            for op, state, carried in snapshots:
                 op.restore(state)
+                op.carried = carried
                 op.clear_queues()
             self.root.clear()
             del self._stats[n_stats:]

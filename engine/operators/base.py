@@ -19,9 +19,12 @@ class Operator:
     preserves_consolidation = False
 
     def __init__(self, scope, inputs=(), name: str | None = None):
+        for up in inputs:
+            up.check_can_feed_new_operator()
         self.scope = scope
         self.flow = scope.flow
         self.inputs = list(inputs)
+        self.carried = False  # has this operator sent any update yet?
         self.outputs: list[tuple[Operator, int]] = []
         self.queues: list[dict] = [dict() for _ in self.inputs]
         self.name = name or self.kind
@@ -35,7 +38,20 @@ class Operator:
     def label(self) -> str:
         return f"{self.name}#{self.id}"
 
+    def check_can_feed_new_operator(self) -> None:
+        """An operator added downstream of one that already sent updates would never see
+        them (operators hold no replayable history): refuse, before anything is registered."""
+        if self.carried:
+            from ..errors import DataflowError
+
+            raise DataflowError(
+                f"{self.label} has already sent updates ({self.flow.epoch} epochs ran); an "
+                f"operator added after it now would miss them and read wrong results. Build "
+                f"every operator before the first step, or build a new Dataflow and insert the "
+                f"inputs' current contents (view().to_pandas()) into it.")
+
     def add_input(self, up: "Operator") -> int:
+        up.check_can_feed_new_operator()
         self.inputs.append(up)
         self.queues.append({})
         up.outputs.append((self, len(self.inputs) - 1))
@@ -85,6 +101,7 @@ class Operator:
             if not len(batch):
                 return
         self._emitted += len(batch)
+        self.carried = True
         for op, port in self.outputs:
             op.enqueue(port, t, batch)
 

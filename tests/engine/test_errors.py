@@ -125,3 +125,22 @@ def test_view_inside_loop_is_refused():
     x = flow.input("x")
     with pytest.raises(ddlab.DataflowError, match="inside loop"):
         x.iterate(lambda v: (v.view(), v)[1])
+
+
+def test_operator_added_after_data_flowed_is_refused():
+    """A late operator would miss the updates its input already sent: refuse it clearly,
+    register nothing, and keep working; new inputs and their operators are still fine."""
+    flow, edges, labels = _flow_with_cc()
+    n_ops = len(flow.operators)
+    with pytest.raises(ddlab.DataflowError, match=r"has already sent updates .* Build every operator before the first step"):
+        edges.count()
+    with pytest.raises(ddlab.DataflowError, match="already sent updates"):
+        edges.view()
+    assert len(flow.operators) == n_ops
+    late = flow.input("late")
+    late_counts = late.count().view()
+    late.insert([(1, 2), (1, 3)])
+    edges.insert([(4, 5)])
+    flow.step()
+    assert late_counts.to_dict() == {(1, 2): 1}
+    assert labels.to_dict()[(5, 3)] == 1

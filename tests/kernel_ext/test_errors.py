@@ -172,11 +172,27 @@ def test_drop_of_a_collection_others_use(ready):
     fails(ready, "drop edges", match=["cannot drop 'edges'", "cc is defined from it"])
 
 
-def test_bodies_cannot_touch_the_live_flow_through_python_variables(ready):
-    ready.run_cell("mine = edges.distinct()")
-    fails(ready, "bad", "connected_components(mine)",
+def _python_collection_before_any_step(ip):
+    """A collection built in Python on the live flow (possible only before data flowed)."""
+    dd(ip, "input edges --columns src,dst")
+    ip.run_cell("mine = edges.distinct()")
+    assert "mine" in ip.user_ns
+    return ip
+
+
+def test_bodies_cannot_touch_the_live_flow_through_python_variables(ip):
+    _python_collection_before_any_step(ip)
+    fails(ip, "bad", "connected_components(mine)",
           match=["'mine' is a collection of the running dataflow built in Python",
                  "Declare it with %%dd"])
+
+
+def test_python_operators_after_data_flowed_are_refused_by_the_engine(ready):
+    import ddlab
+
+    with capture_output(), pytest.raises(ddlab.DataflowError, match="already sent updates"):
+        ready.run_cell("mine = edges.distinct()").raise_error()
+    assert "mine" not in ready.user_ns
 
 
 def test_trace_of_an_unarranged_collection(ready):
@@ -184,10 +200,9 @@ def test_trace_of_an_unarranged_collection(ready):
     fails(ready, "trace plain", match=["keeps no trace", "--no-arrange"])
 
 
-def test_undeclared_python_collection_is_named_as_such(ready):
-    ready.run_cell("mine = edges.distinct()")
-    fails(ready, "show mine", match=["'mine' is a Collection built in Python",
-                                     "%%dd mine"])
+def test_undeclared_python_collection_is_named_as_such(ip):
+    _python_collection_before_any_step(ip)
+    fails(ip, "show mine", match=["'mine' is a Collection built in Python", "%%dd mine"])
 
 
 def test_empty_cell_body(ready):
