@@ -72,3 +72,38 @@ def test_statistics_keep_a_bounded_number_of_epochs():
     epochs = set(flow.stats().epoch)
     assert {18, 19, 20, 21, 22} <= epochs and len(epochs) <= 10 and 0 not in epochs
     assert set(flow.stats(epoch=22).epoch) == {22}
+
+
+def test_full_compaction_changes_no_output_and_shrinks_state():
+    import networkx as nx
+
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    view = connected_components(edges).view()
+    events = collegemsg_edges_by_time()
+
+    def window(s):  # events [10 s, 10 s + 300): the window after step s
+        return events.iloc[s * 10:s * 10 + 300]
+
+    def slide(s):
+        return pd.concat([events.iloc[s * 10 + 290:s * 10 + 300].assign(diff=1),
+                          events.iloc[s * 10 - 10:s * 10].assign(diff=-1)])
+
+    def oracle(s):
+        g = nx.Graph(list(window(s).itertuples(index=False, name=None)))
+        return {(n, low): 1 for c in nx.connected_components(g) for low in [min(c)] for n in c}
+
+    edges.update(window(0).assign(diff=1))
+    flow.step()
+    for s in range(1, 30):
+        edges.update(slide(s))
+        flow.step()
+    before, retained = view.to_dict(), flow.retained_updates()
+    assert before == oracle(29)
+    flow.compact()
+    assert view.to_dict() == before
+    assert flow.retained_updates() < retained
+    for s in range(30, 35):  # the compacted state keeps answering correctly
+        edges.update(slide(s))
+        flow.step()
+        assert view.to_dict() == oracle(s)
