@@ -130,18 +130,6 @@ class Handle:
     info: BuildInfo | None = None
 
 
-class _DeferredStep:
-    """The ``flow`` a WindowFeed is given: its ``step()`` does nothing, so the session can
-    move several feeds and queued rows into one epoch and close it itself (and restore the
-    feeds' positions if the engine rolls the epoch back)."""
-
-    def __init__(self, flow):
-        self.real = flow
-
-    def step(self):
-        return None
-
-
 @dataclass
 class FlowState:
     flow: Dataflow
@@ -555,7 +543,9 @@ class Session:
         for name, decl in inputs.items():
             h = handles[name]
             if decl.windowed:
-                h.feed = WindowFeed(decl.batches, h.collection, flow=_DeferredStep(flow))
+                # the session closes the epoch itself: several feeds and queued rows make one
+                # epoch, and feed positions are restored if the engine rolls it back
+                h.feed = WindowFeed(decl.batches, h.collection, flow=flow, step=False)
                 if name in positions and name not in fresh:
                     h.feed.position, h.feed.epochs = positions[name]
             if name in fresh:

@@ -42,16 +42,20 @@ class WindowFeed:
     ``backward(n)`` move by up to ``n`` positions (stopping at the ends), one epoch per
     position; ``seek(k)`` goes straight to ``k``, one epoch per position passed, or a single
     epoch with ``combine=True`` (what a slider wants when the user jumps far).
+
+    ``step=False`` only stages each move's batch on the input and leaves closing the epoch to
+    the caller (who may combine several feeds and other rows into one epoch).
     """
 
-    def __init__(self, batches, input, flow=None):
+    def __init__(self, batches, input, flow=None, *, step: bool = True):
+        self.auto_step = step
         if flow is None:
             flow = getattr(input, "flow", None) or getattr(input, "dataflow", None)
         if flow is None or not hasattr(flow, "step"):
             raise TypeError("WindowFeed needs the dataflow whose step() closes an epoch: WindowFeed(batches, input, flow)")
         self.batches, self.input, self.flow = batches, input, flow
         self.position = -1
-        self.epochs = 0  # epochs this feed has closed
+        self.epochs = 0  # moves pushed (each closed its own epoch unless step=False)
         self.last_update_s = 0.0  # time in input.update for the last move
         self.last_step_s = 0.0  # time in flow.step for the last move
         self.last_changes = 0  # update rows pushed by the last move
@@ -84,7 +88,7 @@ class WindowFeed:
         if len(batch):
             self.input.update(batch)
         t1 = time.perf_counter()
-        result = self.flow.step()
+        result = self.flow.step() if self.auto_step else None
         t2 = time.perf_counter()
         self.last_update_s, self.last_step_s, self.last_changes = t1 - t0, t2 - t1, len(batch)
         self.epochs += 1

@@ -140,3 +140,21 @@ def test_collegemsg_feed_into_engine(collegemsg, multigraph):
 def test_twitter_feed_into_engine(twitter, multigraph):
     df, events = twitter
     check_feed(window_batches(df, "1h", "1min", multigraph=multigraph), events, multigraph, seed=4)
+
+
+@pytest.mark.spark
+def test_feed_can_stage_moves_for_one_epoch(spark):
+    """With step=False a feed only stages its batches; the caller closes one epoch."""
+    import ddlab
+
+    events = collegemsg_pandas()
+    batches = window_batches(events, width="7d", step="1d", spark=spark)
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    view = edges.view()
+    feed = WindowFeed(batches, edges, step=False)
+    feed.forward(3)
+    assert flow.epoch == 0 and edges.pending_count > 0
+    flow.step()
+    start, end = batches.window(2)
+    assert view.to_dict() == window_reference(events, start, end, multigraph=False)
