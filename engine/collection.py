@@ -99,7 +99,7 @@ class Collection:
 
     def _arranged(self, nkey: int, name: str | None = None):
         trace = getattr(self.op, "trace", None)
-        if trace is not None and trace.nkey == nkey and not isinstance(self.op, ViewSink):
+        if trace is not None and trace.nkey == nkey:
             return self.op
         cache = self.op.__dict__.setdefault("_arrangements", {})
         if nkey not in cache:

@@ -173,13 +173,10 @@ def encode_frame(frame: pd.DataFrame, interner: Interner, where: str):
                 cols.append(col)
                 continue
             uniques = list(uniques)
+            # the distinct values decide the kind (an object column may hold plain numbers)
             kind, codes = encode_column(uniques, interner, f"{where} (column {name!r})", j)
-            if kind == OBJECT:
-                kinds.append(OBJECT)
-                cols.append(codes[local])
-            else:  # an object column that holds plain numbers
-                kinds.append(kind)
-                cols.append(codes[local])
+            kinds.append(kind)
+            cols.append(codes[local])
     return tuple(cols), tuple(kinds)
 
 

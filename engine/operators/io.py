@@ -33,24 +33,38 @@ class Input(Operator):
         self.pending, self.kinds = list(state[0]), state[1]
 
 
-class ViewSink(Operator):
-    """Keeps the accumulated collection (consolidated, compacted) and the last epoch's changes."""
-
-    kind = "view"
+class _EpochSink(Operator):
+    """A sink that collects the updates of the running epoch and hands them over, consolidated,
+    once the epoch has succeeded (a rolled-back epoch leaves no trace in it)."""
 
     def __init__(self, scope, up, name=None):
         super().__init__(scope, [up], name)
-        self.trace = Trace(1, 1, self.flow, name=self.label)
-        self.epoch_changes: Batch | None = None
         self._staged: list[Batch] = []
 
     def process(self, t, inputs):
         self._staged.append(inputs[0])
 
-    def commit(self, epoch: int) -> None:
+    def take_epoch(self) -> Batch | None:
         batch = concat_batches(self._staged, self.label)
         self._staged = []
-        self.epoch_changes = batch.consolidate() if batch is not None else None
+        return batch.consolidate() if batch is not None else None
+
+    def restore(self, state) -> None:
+        self._staged = []
+
+
+class ViewSink(_EpochSink):
+    """Keeps the accumulated collection (consolidated, compacted) and the last epoch's changes."""
+
+    kind = "view"
+
+    def __init__(self, scope, up, name=None):
+        super().__init__(scope, up, name)
+        self.trace = Trace(1, 1, self.flow, name=self.label)
+        self.epoch_changes: Batch | None = None
+
+    def commit(self, epoch: int) -> None:
+        self.epoch_changes = self.take_epoch()
         if self.epoch_changes is not None and len(self.epoch_changes):
             self.trace.insert((epoch,), self.epoch_changes)
 
@@ -58,9 +72,9 @@ class ViewSink(Operator):
         return (self.trace.snapshot(), self.epoch_changes)
 
     def restore(self, state):
+        super().restore(state)
         self.trace.restore(state[0])
         self.epoch_changes = state[1]
-        self._staged = []
 
     def traces(self):
         return [self.trace]
@@ -76,28 +90,19 @@ class ViewSink(Operator):
         return cols, self.trace.kinds, diffs
 
 
-class SubscribeSink(Operator):
+class SubscribeSink(_EpochSink):
     """Calls ``fn(updates)`` once per epoch with that epoch's ``(record, time, diff)`` list."""
 
     kind = "subscribe"
 
     def __init__(self, scope, up, fn, name=None):
-        super().__init__(scope, [up], name)
+        super().__init__(scope, up, name)
         self.fn = fn
-        self._staged: list[Batch] = []
-
-    def process(self, t, inputs):
-        self._staged.append(inputs[0])
 
     def deliver(self, epoch: int) -> None:
-        batch = concat_batches(self._staged, self.label)
-        self._staged = []
+        batch = self.take_epoch()
         updates = []
         if batch is not None:
-            batch = batch.consolidate()
             rows = decode_rows(batch.cols, batch.kinds, self.flow.interner)
             updates = [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
         self.fn(updates)
-
-    def restore(self, state):
-        self._staged = []

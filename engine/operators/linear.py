@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..batch import Batch
+from ..batch import Batch, concat_batches
 from ..columns import decode_rows, decode_column, encode_rows, INT, FLOAT, BOOL
 from ..errors import OperatorError, InputError
 from .base import Operator
@@ -177,8 +177,6 @@ class Concat(Operator):
     kind = "concat"
 
     def process(self, t, inputs):
-        from ..batch import concat_batches
-
         self.emit(t, concat_batches([b for b in inputs if b is not None], self.label))
 
 
