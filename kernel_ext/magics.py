@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import (Magics, line_cell_magic, magics_class, needs_local_scope,
                                 no_var_expand)
 from IPython.core.magic_arguments import argument, magic_arguments
-from IPython.core.magic import arg_split
+from IPython.utils.process import arg_split
 from traitlets import Bool, Int, observe
 from traitlets.config.configurable import Configurable
 
