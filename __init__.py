@@ -5,7 +5,7 @@ from ``ddlab.kernel_ext``.  The public Python API is re-exported here.
 """
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 import sys as _sys
 

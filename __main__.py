@@ -18,7 +18,7 @@ def main(argv=None) -> int:
 
     from . import Dataflow
     from .algorithms import connected_components
-    from .engine.sources import collegemsg_pandas
+    from .sources import collegemsg_pandas
 
     parser = argparse.ArgumentParser(prog="python -m ddlab", description=__doc__.splitlines()[0])
     parser.add_argument("--window-days", type=int, default=7)

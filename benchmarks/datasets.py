@@ -27,7 +27,7 @@ class DatasetUnavailable(RuntimeError):
 def events(name: str) -> pd.DataFrame:
     """Timestamped events ``src, dst, time`` (unix seconds) of a real dataset."""
     if name == "collegemsg":
-        from ddlab.engine.sources import collegemsg_pandas
+        from ddlab.sources import collegemsg_pandas
 
         return collegemsg_pandas()
     if name == "twitter24h":

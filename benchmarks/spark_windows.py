@@ -27,7 +27,7 @@ def run(args) -> dict:
     width, step = WINDOWS[dataset]
 
     t0 = perf_counter()
-    from ddlab.engine.sources import get_spark, load_dataset, window_batches
+    from ddlab.sources import get_spark, load_dataset, window_batches
 
     spark = get_spark()  # local[*] unless SPARK_REMOTE / DDLAB_SPARK_MASTER say otherwise
     t_session = perf_counter()

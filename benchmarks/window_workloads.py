@@ -119,7 +119,7 @@ def _stateless(window_edges, nodes, iterations):
     (``stateless_cc``: links plus labels per iteration) when Spark is usable; otherwise the
     lower bound of one record per node for as many iterations as label propagation needs."""
     try:
-        from ddlab.engine.sources import spark_status, stateless_cc
+        from ddlab.sources import spark_status, stateless_cc
 
         ok, _ = spark_status()
         if ok:

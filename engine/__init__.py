@@ -4,8 +4,11 @@ Public API: :class:`Dataflow` (inputs, ``step()``, ``stats()``), :class:`Collect
 operators), :class:`Loop` (mutual recursion), :class:`View`, the errors, and the lattice
 helpers.  Nothing here knows about Jupyter.
 """
-from .collection import Collection, Loop, Variable
-from .dataflow import Dataflow, InputCollection, StepReport
+from .collection import Collection
+from .config import DEFAULT_MAX_ITERATIONS
+from .dataflow import Dataflow, StepReport
+from .input import InputCollection
+from .loops import Loop, Variable
 from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError)
 from .view import View
 from . import lattice
@@ -13,5 +16,5 @@ from . import lattice
 __all__ = [
     "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",
     "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError",
-    "lattice",
+    "lattice", "DEFAULT_MAX_ITERATIONS",
 ]

@@ -11,14 +11,13 @@ from __future__ import annotations
 from typing import Callable
 
 from .errors import DataflowError
-from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY
 from .operators import aggregates as agg
 from .operators.arrange import Arrange
 from .operators.io import SubscribeSink, ViewSink
 from .operators.join import Join
 from .operators.linear import (Concat, Consolidate, Filter, FilterColumns, FlatMap, Inspect, Map,
                                MapColumns, Negate, Project)
-from .operators.loops import Enter, Feedback, Ingress, Leave
+from .operators.loops import Leave
 from .operators.reduce import Reduce
 
 #: ``key_columns`` value meaning "the whole record is the key" (distinct, set operations).
@@ -40,7 +39,19 @@ class Collection:
 
     @property
     def name(self) -> str:
+        """The name of the operator producing this collection (e.g. ``"edges"``, ``"min"``)."""
         return self.op.name
+
+    @property
+    def id(self) -> int:
+        """The producing operator's id: the ``id`` column of ``flow.graph()`` and the key that
+        :meth:`Dataflow.stats` rows carry in ``operator`` (as ``label``)."""
+        return self.op.id
+
+    @property
+    def label(self) -> str:
+        """``name#id``: how statistics, errors and the graph name this collection's operator."""
+        return self.op.label
 
     def rename(self, *columns: str) -> "Collection":
         """The same collection with named fields (names show in views and pandas output)."""
@@ -108,10 +119,14 @@ class Collection:
 
     def _bring(self, other: "Collection", nkey: int | None = None) -> "Collection":
         """``other`` as seen from this collection's scope (entered if it is outside)."""
+        from .loops import bring_into
+
         return bring_into(self.scope, other, nkey)
 
     def enter(self, loop) -> "Collection":
         """This collection inside ``loop`` (a :class:`Loop`, or any collection in the loop)."""
+        from .loops import bring_into
+
         return bring_into(loop.scope, self)
 
     def _keyed(self, other: "Collection | None", nkey: int):
@@ -205,6 +220,8 @@ class Collection:
                 name: str | None = None) -> "Collection":
         """Fixed point of ``body`` starting from this collection: ``x0 = self``,
         ``x(i+1) = body(x(i))``, returned once no update is left (nestable)."""
+        from .loops import Loop
+
         loop = Loop(self.flow, self.scope, name or "iterate", max_iterations)
         var = loop.variable(self)
         result = body(var)
@@ -217,6 +234,8 @@ class Collection:
         class starting from the fixed point reached with the classes before it; times
         ``(priority, iteration)`` compare lexicographically.  ``priority`` is a field position
         holding non-negative integers, or a column-wise ``fn(*numpy_fields) -> int array``."""
+        from .loops import Loop
+
         loop = Loop(self.flow, self.scope, name or "prioritize", max_iterations, prioritized=True)
         var = loop.variable(self, priority=priority)
         result = body(var)
@@ -274,82 +293,3 @@ class Collection:
         sink = SubscribeSink(self.scope, self.op, fn, name or f"subscriber of {self.op.name}")
         self.flow._subscribers.append(sink)
         return self
-
-
-def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
-    """``other`` as seen from ``scope``: itself, or entered if it lives in an enclosing scope
-    (through its arrangement by ``nkey`` fields when a keyed operator will read it)."""
-    if other.flow is not scope.flow:
-        raise DataflowError(f"{other!r} belongs to another Dataflow")
-    if other.scope is scope:
-        return other
-    if not scope.is_within(other.scope):
-        raise DataflowError(
-            f"{other!r} is defined inside loop {other.scope.path!r}, which is not around "
-            f"{scope.path!r}; take it out of the loop with leave(), or build the loop inside "
-            f"that one (enter its seed first: seed.enter(collection_in_the_loop).iterate(...))")
-    source = other._arranged(nkey) if nkey is not None else other.op
-    cache = source.__dict__.setdefault("_entered", {})
-    if id(scope) not in cache:
-        cache[id(scope)] = Enter(scope, source)
-    return Collection(cache[id(scope)], other.columns)
-
-
-class Loop:
-    """A loop scope with any number of variables (mutual recursion).
-
-    ``var = loop.variable(seed)``; build the body from the variables (and any outer
-    collection); ``var.set(result)``; ``loop.leave(result)`` gives the fixed point outside.
-    """
-
-    def __init__(self, flow, outer_scope, name: str, max_iterations: int | None = None,
-                 prioritized: bool = False):
-        from .scope import Scope
-
-        bound = max_iterations if max_iterations is not None else flow.max_iterations
-        if prioritized and bound > MAX_PRIORITIZED_ITERATIONS:
-            raise DataflowError(f"a prioritized loop counts at most {MAX_PRIORITIZED_ITERATIONS} "
-                                f"iterations per priority; max_iterations={bound} is too large")
-        self.flow = flow
-        self.scope = Scope(flow, outer_scope, _unique_scope_name(outer_scope, name),
-                           PRIORITY if prioritized else ITERATION, bound)
-        flow._graph_changed = True
-
-    def variable(self, seed: Collection, priority=None) -> "Variable":
-        seed = bring_into(self.scope.parent, seed)
-        ingress = Ingress(self.scope, seed.op, priority)
-        head = Concat(self.scope, [ingress], name="variable")
-        return Variable(head, seed.columns)
-
-    def enter(self, collection: Collection) -> Collection:
-        return collection.enter(self)
-
-    def leave(self, collection: Collection) -> Collection:
-        if collection.scope is not self.scope:
-            raise DataflowError(f"{collection!r} is not in loop {self.scope.path!r}")
-        return collection.leave()
-
-
-def _unique_scope_name(parent, name):
-    taken = {c.name for c in parent.children}
-    if name not in taken:
-        return name
-    i = 2
-    while f"{name}{i}" in taken:
-        i += 1
-    return f"{name}{i}"
-
-
-class Variable(Collection):
-    """A loop variable: the seed at iteration 0, then whatever :meth:`set` feeds back."""
-
-    _set = False
-
-    def set(self, result: Collection) -> Collection:
-        if self._set:
-            raise DataflowError(f"loop variable {self.op.label} was already set")
-        result = self._bring(result)
-        fb = Feedback(self.scope, [result.op])
-        self.op.add_input(fb)
-        self._set = True
-        return result

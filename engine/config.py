@@ -10,6 +10,10 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
+#: The iteration bound of every loop unless its ``max_iterations`` (or the Dataflow's) says
+#: otherwise: a loop still changing after this many iterations raises NonConvergenceError.
+DEFAULT_MAX_ITERATIONS = 10_000
+
 fast_paths: bool = os.environ.get("DDLAB_FAST_PATHS", "1") != "0"
 
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from time import perf_counter
 
-import numpy as np
 import pandas as pd
 
-from .batch import Batch, unify_kinds
-from .collection import Collection, Loop
-from .columns import Interner, encode_frame, encode_rows, KIND_NAMES, decode_rows
-from .errors import DataflowError, InputError, SchemaError
+from .collection import Collection
+from .columns import Interner
+from .config import DEFAULT_MAX_ITERATIONS
+from .errors import DataflowError
+from .input import InputCollection
+from .loops import Loop
 from .operators.io import Input
 from .scope import Scope
 
@@ -45,7 +46,7 @@ class Dataflow:
     run), so a long-running slider does not grow memory without end; ``None`` keeps all.
     """
 
-    def __init__(self, name: str = "dataflow", max_iterations: int = 10_000,
+    def __init__(self, name: str = "dataflow", max_iterations: int = DEFAULT_MAX_ITERATIONS,
                  stats_epochs: int | None = 10_000):
         self.name = name
         self.max_iterations = max_iterations
@@ -54,7 +55,7 @@ class Dataflow:
         self.interner = Interner()
         self.epoch = 0
         self._ops: list = []
-        self._inputs: dict[str, "InputCollection"] = {}
+        self._inputs: dict[str, InputCollection] = {}
         self._views: list = []
         self._subscribers: list = []
         self._stats: list[tuple] = []
@@ -62,12 +63,13 @@ class Dataflow:
         self.root = Scope(self, None, "root")
 
     # -- building ----------------------------------------------------------------------
-    def _register(self, op) -> int:
+    def register_operator(self, op) -> int:
+        """Add ``op`` to this flow (called by every operator's constructor); returns its id."""
         self._ops.append(op)
         self._graph_changed = True
         return len(self._ops) - 1
 
-    def input(self, name: str, columns: list[str] | None = None) -> "InputCollection":
+    def input(self, name: str, columns: list[str] | None = None) -> InputCollection:
         """A new input collection; ``columns`` names (and fixes the number of) its fields."""
         if name in self._inputs:
             raise DataflowError(f"input {name!r} already exists in {self.name!r}")
@@ -157,7 +159,9 @@ class Dataflow:
         del self._stats[:cut]
         self._stats_starts = [i - cut for i in self._stats_starts[-limit:]]
 
-    def _record(self, op, t, n_in, n_out, seconds) -> None:
+    def record_run(self, op, t, n_in, n_out, seconds) -> None:
+        """Log one operator run at time ``t`` (updates in and out, seconds): the row behind
+        :meth:`stats`, the graph's edge counts and the widgets' plots."""
         self._stats.append((op.id, t, n_in, n_out, seconds))
 
     def stats(self, epoch: int | None = None) -> pd.DataFrame:
@@ -217,106 +221,3 @@ class Dataflow:
     def __repr__(self) -> str:
         return (f"<Dataflow {self.name!r}: {len(self._inputs)} inputs, {len(self._ops)} "
                 f"operators, {self.epoch} epochs done>")
-
-
-class InputCollection(Collection):
-    """An input: ``insert``, ``remove`` or ``update`` rows, then ``flow.step()``."""
-
-    def __init__(self, op, columns=None):
-        super().__init__(op, columns)
-        if columns:
-            op.kinds = None
-        self._arity = len(columns) if columns else None
-
-    def insert(self, rows) -> None:
-        """Add records (a list of tuples, or a pandas DataFrame)."""
-        self._add(rows, +1)
-
-    def remove(self, rows) -> None:
-        """Remove records; removing an absent record makes its multiplicity negative."""
-        self._add(rows, -1)
-
-    def update(self, updates) -> None:
-        """Add ``(record, diff)`` pairs, or a DataFrame whose ``diff`` column holds the diffs."""
-        where = f"input {self.op.name!r}"
-        if isinstance(updates, pd.DataFrame):
-            if "diff" not in updates.columns:
-                raise InputError(f"{where}: update() needs a 'diff' column; got columns "
-                                 f"{list(updates.columns)}")
-            diffs = updates["diff"].to_numpy()
-            if diffs.dtype.kind not in "iu":
-                raise InputError(f"{where}: the 'diff' column must hold integers, not {diffs.dtype}")
-            self._add(updates.drop(columns=["diff"]), diffs.astype(np.int64))
-            return
-        updates = list(updates)
-        for i, u in enumerate(updates):
-            if not (isinstance(u, tuple) and len(u) == 2 and isinstance(u[1], (int, np.integer))
-                    and not isinstance(u[1], bool)):
-                raise InputError(f"{where}: update {i} {u!r} is not a (record, diff) pair with "
-                                 f"an integer diff")
-        self._add([u[0] for u in updates],
-                  np.fromiter((u[1] for u in updates), dtype=np.int64, count=len(updates)))
-
-    def _add(self, rows, diffs) -> None:
-        where = f"input {self.op.name!r}"
-        interner = self.flow.interner
-        if isinstance(rows, pd.DataFrame):
-            if self.columns and list(rows.columns) != self.columns:
-                if set(self.columns) <= set(rows.columns):
-                    rows = rows[self.columns]
-                else:
-                    missing = [c for c in self.columns if c not in rows.columns]
-                    raise InputError(f"{where}: the DataFrame lacks column(s) {missing}; it has "
-                                     f"{list(rows.columns)}")
-            if not len(rows):
-                return
-            cols, kinds = encode_frame(rows, interner, where)
-            if self.columns is None:
-                self.columns = [str(c) for c in rows.columns]
-        else:
-            rows = list(rows)
-            if not rows:
-                return
-            cols, kinds = encode_rows(rows, interner, where, self._arity)
-        if self._arity is None:
-            self._arity = len(cols)
-        elif len(cols) != self._arity:
-            raise InputError(f"{where}: rows have {len(cols)} fields, expected {self._arity}")
-        n = len(cols[0])
-        if isinstance(diffs, int):
-            diffs = np.full(n, diffs, dtype=np.int64)
-        if self.op.kinds is not None and kinds != self.op.kinds:
-            try:
-                unified = unify_kinds([self.op.kinds, kinds], where)
-            except SchemaError:
-                for j, (old, new) in enumerate(zip(self.op.kinds, kinds)):
-                    if old != new:
-                        raise InputError(
-                            f"{where}: column {j} held {KIND_NAMES[old]} values and these rows "
-                            f"give {KIND_NAMES[new]} values (first row: "
-                            f"{decode_rows(cols, kinds, interner)[0]!r}); one column must keep "
-                            f"one type") from None
-                raise
-            if unified != self.op.kinds:
-                raise InputError(f"{where}: column types {kinds} do not fit the earlier "
-                                 f"{self.op.kinds}")
-            cols = [c.astype(np.float64) if k == "f" else c for c, k in zip(cols, unified)]
-            kinds = unified
-        self.op.kinds = kinds
-        self.op.pending.append(Batch(cols, kinds, diffs))
-
-    def pending_updates(self) -> list:
-        """The ``(record, diff)`` updates given since the last step (applied by the next)."""
-        return self._decode_pending()
-
-    @property
-    def pending_count(self) -> int:
-        """How many updates wait for the next step."""
-        return sum(len(b) for b in self.op.pending)
-
-    def _decode_pending(self) -> list:
-        out = []
-        for b in self.op.pending:
-            rows = decode_rows(b.cols, b.kinds, self.flow.interner)
-            out.extend(zip(rows, b.diffs.tolist()))
-        return out

@@ -54,10 +54,10 @@ __all__ = ["load_ipython_extension", "unload_ipython_extension", "banner", "get_
 
 def banner() -> str:
     """The one line printed by ``%load_ext ddlab``: version and Spark status (no JVM started)."""
-    from ddlab import __version__
+    from ddlab._version import __version__
 
     try:
-        from ddlab.engine.sources import session as spark_session
+        from ddlab.sources import session as spark_session
 
         ok, line = spark_session.spark_status()
     except Exception as err:  # pragma: no cover - a broken sources install must not block loading

@@ -4,7 +4,7 @@ A source is, in this order: ``--sql QUERY`` (Spark SQL); a variable of the user'
 (a pandas DataFrame, a Spark DataFrame, or a ``LoadResult``); a named dataset
 (``collegemsg``, ``twitter24h``, ``travian-messages``, ...); a path to a CSV/JSON/Parquet
 file or folder.  A pandas DataFrame without a window is read directly (no Spark); everything
-else goes through ``ddlab.engine.sources`` (``load_dataset`` / ``load_events``, then
+else goes through ``ddlab.sources`` (``load_dataset`` / ``load_events``, then
 ``window_batches`` for ``--window``).  Every user mistake is a :class:`SessionError` naming
 what was wrong with the closest valid name.
 """
@@ -47,7 +47,7 @@ class LoadRequest:
 
 def dataset_names() -> list[str]:
     """Named datasets (importing the catalogue starts no JVM)."""
-    from ddlab.engine.sources.datasets import DATASETS, TRAVIAN_KINDS
+    from ddlab.sources.datasets import DATASETS, TRAVIAN_KINDS
 
     return sorted(DATASETS) + [f"travian-{k}" for k in TRAVIAN_KINDS + ("all",)]
 
@@ -75,7 +75,7 @@ def _durations(req: LoadRequest):
     if req.step is None:
         raise SessionError(f"{req.name}: --window needs --step.",
                            "Give both, e.g. --window 7d --step 1d.")
-    from ddlab.engine.sources.windows import to_seconds
+    from ddlab.sources.windows import to_seconds
 
     out = []
     for opt, value in (("--window", req.window), ("--step", req.step)):
@@ -222,7 +222,7 @@ _RANGE = re.compile(r"(\w+)=(\d+): the source has only")
 
 
 def _spark(req: LoadRequest, progress):
-    from ddlab.engine.sources import session as spark_session
+    from ddlab.sources import session as spark_session
 
     ok, why = spark_session.spark_status()
     if not ok:
@@ -257,8 +257,8 @@ def _load_error(req: LoadRequest, err: Exception, described: str) -> SessionErro
 
 
 def _from_spark(req, kind, value, described, window, progress) -> InputDecl:
-    from ddlab.engine.sources.datasets import DatasetNotFound
-    from ddlab.engine.sources.loaders import LoadError
+    from ddlab.sources.datasets import DatasetNotFound
+    from ddlab.sources.loaders import LoadError
 
     mapping = {k: getattr(req, k) for k in ("src", "dst", "time", "label") if getattr(req, k)}
     if kind == "dataset" and (mapping.keys() - {"label"} or req.columns or req.names
@@ -280,13 +280,13 @@ def _from_spark(req, kind, value, described, window, progress) -> InputDecl:
             return _spark_records(req, df.select(*req.columns), list(req.columns), described,
                                   None, progress)
         if kind == "dataset":
-            from ddlab.engine.sources import load_dataset
+            from ddlab.sources import load_dataset
 
             result = load_dataset(value, spark=spark)
         elif kind == "load-result":
             result = value
         else:
-            from ddlab.engine.sources import load_events
+            from ddlab.sources import load_events
 
             kw = dict(mapping)
             if req.format:
@@ -315,7 +315,7 @@ def _from_spark(req, kind, value, described, window, progress) -> InputDecl:
                            "Drop --label, or map one with --label COLUMN on a file or frame.")
     columns = ["src", "dst"] + (["label"] if req.label else [])
     if window:
-        from ddlab.engine.sources import window_batches
+        from ddlab.sources import window_batches
 
         width, step = window
         progress.phase("computing the window batches on Spark")

@@ -1,7 +1,7 @@
 """``%dd`` and ``%%dd``: the ddlab magics (one stateful Magics class).
 
 Parsing and presentation only: the work is done by :class:`~.session.Session` (declarations,
-rebuilds, epochs) on the engine's public API and by ``ddlab.engine.sources`` (Spark).
+rebuilds, epochs) on the engine's public API and by ``ddlab.sources`` (Spark).
 Every command is an argparse parser built with ``@magic_arguments``; ``--help`` prints it.
 User mistakes raise ``UsageError`` (one line, what was wrong, a hint); declared names are
 pushed into the user's namespace as ordinary Python variables.
@@ -17,6 +17,8 @@ from IPython.core.magic import (Magics, line_cell_magic, magics_class, needs_loc
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.utils.process import arg_split
 from traitlets import Bool, Int, observe
+
+from ddlab.engine import DEFAULT_MAX_ITERATIONS
 from traitlets.config.configurable import Configurable
 
 from . import reprs
@@ -62,7 +64,7 @@ class DDMagics(Magics, Configurable):
                              "traceback).")
     progress = Bool(True, config=True, help="Show a progress row for long operations "
                                             "(Spark loads, first computations, many steps).")
-    max_iterations = Int(10_000, config=True,
+    max_iterations = Int(DEFAULT_MAX_ITERATIONS, config=True,
                          help="Iteration bound of loops in dataflows the magics build.")
 
     def __init__(self, shell=None, **kwargs):

@@ -13,9 +13,9 @@ from functools import wraps
 from . import reprs
 
 _BY_NAME = [
-    ("ddlab.engine.sources.loaders", "LoadReport", reprs.render_load_report),
-    ("ddlab.engine.sources.windows", "WindowBatches", reprs.render_window_batches),
-    ("ddlab.engine.sources.feed", "WindowFeed", reprs.render_window_feed),
+    ("ddlab.sources.loaders", "LoadReport", reprs.render_load_report),
+    ("ddlab.sources.windows", "WindowBatches", reprs.render_window_batches),
+    ("ddlab.sources.feed", "WindowFeed", reprs.render_window_feed),
 ]
 
 

@@ -3,7 +3,7 @@
 Two kinds of things live here:
 
 * render functions for engine objects (``View``, ``Collection``, ``Dataflow``, ``StepReport``)
-  and for ``ddlab.engine.sources`` objects (``LoadReport``, ``WindowBatches``, ``WindowFeed``),
+  and for ``ddlab.sources`` objects (``LoadReport``, ``WindowBatches``, ``WindowFeed``),
   registered with IPython's display formatter by ``load_ipython_extension``;
 * small result objects the magics return (``ShowResult``, ``TraceResult``, ``GraphResult``,
   ...), each with ``_repr_html_`` and a plain-text ``__repr__`` plus the data as attributes

@@ -28,7 +28,7 @@ from typing import Any
 import pandas as pd
 
 import ddlab
-from ddlab.engine import Collection, Dataflow, DataflowError, InputCollection
+from ddlab.engine import DEFAULT_MAX_ITERATIONS, Collection, Dataflow, DataflowError, InputCollection
 
 from .progress import NullProgress
 
@@ -193,7 +193,7 @@ class Session:
     """Declarations plus the live flow built from them.  Every mutating method either
     commits a complete new state or raises and leaves everything as it was."""
 
-    def __init__(self, name: str = "ddlab", max_iterations: int = 10_000):
+    def __init__(self, name: str = "ddlab", max_iterations: int = DEFAULT_MAX_ITERATIONS):
         self.name = name
         self.max_iterations = max_iterations
         self.inputs: dict[str, InputDecl] = {}
@@ -511,7 +511,7 @@ class Session:
 
     def _build(self, inputs, derived, namespace, *, epochs, replay, positions, pending,
                fresh=frozenset(), progress=None, what: str | None = None) -> FlowState:
-        from ddlab.engine.sources.feed import WindowFeed
+        from ddlab.sources.feed import WindowFeed
 
         progress = progress or NullProgress()
         flow = Dataflow(self.name, max_iterations=self.max_iterations)

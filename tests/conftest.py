@@ -16,7 +16,7 @@ def spark():
     """One local[2] Spark session for the whole run (Spark allows one per process), with Arrow
     fallback off so Arrow problems fail loudly; skips with the reason when Spark is unusable."""
     pytest.importorskip("pyspark", reason="the Spark tests need pyspark (pip install 'ddlab[spark]')")
-    from ddlab.engine.sources import session
+    from ddlab.sources import session
 
     try:
         session.check_java()

@@ -26,9 +26,7 @@ def connected_components(edges: Collection, max_iterations: int | None = None) -
     """
     graph = _undirected(edges.project(0, 1))
     labels = _nodes(edges.project(0, 1)).project(0, 0)
-    return labels.iterate(
-        lambda lab: lab.join(graph, select=(2, 1)).concat(lab).min(),
-        max_iterations=max_iterations, name="cc").rename("node", "label")
+    return _propagate_min_label(graph, labels, "cc", False, max_iterations).rename("node", "label")
 
 
 def connected_components_prioritized(edges: Collection, max_iterations: int | None = None,
@@ -50,9 +48,8 @@ def connected_components_prioritized(edges: Collection, max_iterations: int | No
     graph = _undirected(edges.project(0, 1))
     labels = _nodes(edges.project(0, 1)).project(0, 0)
     priority = _bit_length_priority if log_buckets else 1
-    return labels.prioritize(
-        priority, lambda lab: lab.join(graph, select=(2, 1)).concat(lab).min(),
-        max_iterations=max_iterations, name="cc-prioritized").rename("node", "label")
+    return _propagate_min_label(graph, labels, "cc-prioritized", priority,
+                                max_iterations).rename("node", "label")
 
 
 def _bit_length_priority(node, label):
@@ -137,26 +134,32 @@ def top_label_per_component(components: Collection, node_labels: Collection, k: 
     return counts.project(0, 2, 1).top_k(k).rename("component", "count", "label")
 
 
-def _propagate_min_label(edges: Collection, nodes: Collection, name: str,
-                         prioritized: bool) -> Collection:
+def _propagate_min_label(edges: Collection, nodes: Collection, name: str, priority,
+                         max_iterations: int | None = None) -> Collection:
     """``(node, label)``: the smallest seed label that reaches each node along ``edges``,
-    where ``nodes`` holds the seeds ``(node, label)``.  Prioritized: small labels spread
-    first, so few nodes adopt a label they later give up (much less work on large graphs)."""
-    if prioritized:
-        return nodes.prioritize(
-            _bit_length_priority, lambda lab: lab.join(edges, select=(2, 1)).concat(lab).min(),
-            name=name)
-    return nodes.iterate(
-        lambda lab: lab.join(edges, select=(2, 1)).concat(nodes).min(), name=name)
+    where ``nodes`` holds the seeds ``(node, label)`` (the loop body of CC and of SCC's trim).
+
+    ``priority`` false: plain label propagation.  Otherwise a prioritized fixed point with that
+    priority (``True`` means :func:`_bit_length_priority`): small labels spread first, so few
+    nodes adopt a label they later give up (much less work on large graphs)."""
+    def step(lab: Collection) -> Collection:
+        return lab.join(edges, select=(2, 1)).concat(lab).min()
+
+    if priority is False or priority is None:
+        return nodes.iterate(step, max_iterations=max_iterations, name=name)
+    if priority is True:
+        priority = _bit_length_priority
+    return nodes.prioritize(priority, step, max_iterations=max_iterations, name=name)
 
 
-def _trim(cycle: Collection, edges: Collection, prioritized: bool) -> Collection:
+def _trim(cycle: Collection, edges: Collection, prioritized: bool,
+          max_iterations: int | None = None) -> Collection:
     """The edges of ``edges`` whose endpoints get the same label when the smallest node id is
     propagated along ``cycle``, reversed.  Labels are seeded at edge destinations (trap 2 of
     the design note), from the full graph, so seeds do not change as ``cycle`` shrinks."""
     edges = edges.enter(cycle)
     nodes = edges.project(1, 1)
-    labels = _propagate_min_label(cycle, nodes, "reach", prioritized)
+    labels = _propagate_min_label(cycle, nodes, "reach", prioritized, max_iterations)
     return (edges.join(labels, select=(1, 0, 2))          # (dst, src, label(src))
             .join(labels, select=(1, 0, 2, 3))            # (src, dst, label(src), label(dst))
             .filter_columns(lambda s, d, ls, ld: ls == ld)
@@ -182,6 +185,7 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
     reverse = graph.project(1, 0)
 
     def body(cycle: Collection) -> Collection:
-        return _trim(_trim(cycle, graph, prioritized), reverse, prioritized)
+        return _trim(_trim(cycle, graph, prioritized, max_iterations), reverse, prioritized,
+                     max_iterations)
 
     return graph.iterate(body, max_iterations=max_iterations, name="scc").rename("src", "dst")

@@ -28,7 +28,7 @@ class Operator:
         self.outputs: list[tuple[Operator, int]] = []
         self.queues: list[dict] = [dict() for _ in self.inputs]
         self.name = name or self.kind
-        self.id = self.flow._register(self)
+        self.id = self.flow.register_operator(self)
         self.index = scope.add(self)
         for port, up in enumerate(self.inputs):
             up.outputs.append((self, port))
@@ -88,7 +88,7 @@ class Operator:
         self._emitted = 0
         start = perf_counter()
         self.process(t, inputs)
-        self.flow._record(self, t, n_in, self._emitted, perf_counter() - start)
+        self.flow.record_run(self, t, n_in, self._emitted, perf_counter() - start)
 
     def process(self, t: tuple, inputs: list) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -24,7 +24,7 @@ class Input(Operator):
         if batch is not None:
             self._emitted = 0
             self.emit((epoch,), batch)
-            self.flow._record(self, (epoch,), len(batch), self._emitted, 0.0)
+            self.flow.record_run(self, (epoch,), len(batch), self._emitted, 0.0)
 
     def snapshot(self):
         return (list(self.pending), self.kinds)

@@ -10,7 +10,7 @@ import pytest
 @lru_cache(maxsize=1)
 def collegemsg_edges_by_time() -> pd.DataFrame:
     """CollegeMsg's ``src, dst`` in time order (read with pandas, no Spark)."""
-    from ddlab.engine.sources import DatasetNotFound, collegemsg_pandas
+    from ddlab.sources import DatasetNotFound, collegemsg_pandas
 
     try:
         df = collegemsg_pandas()

@@ -122,7 +122,7 @@ def as_dict(frame: pd.DataFrame) -> dict:
 
 def collegemsg_events() -> pd.DataFrame:
     """CollegeMsg parsed by pandas, independently of Spark: src, dst, time (unix seconds)."""
-    from ddlab.engine.sources import DatasetNotFound, collegemsg_pandas
+    from ddlab.sources import DatasetNotFound, collegemsg_pandas
 
     try:
         return collegemsg_pandas()

@@ -19,7 +19,7 @@ def test_load_prints_one_line_with_version_and_spark_status(shell):
 
 
 def test_banner_reports_unusable_spark_with_the_fix(monkeypatch):
-    from ddlab.engine.sources import session
+    from ddlab.sources import session
 
     monkeypatch.setattr(session, "spark_status",
                         lambda: (False, "Spark unavailable: no java. Install OpenJDK 17"))
@@ -77,7 +77,7 @@ def test_formatters_are_registered_for_engine_types(ip):
     for t in (ddlab.View, ddlab.Collection, ddlab.Dataflow, ddlab.StepReport):
         assert html.lookup_by_type(t) is not None
     # the sources' types by name, so pyspark is not imported to register them
-    assert ("ddlab.engine.sources.loaders", "LoadReport") in html.deferred_printers
+    assert ("ddlab.sources.loaders", "LoadReport") in html.deferred_printers
 
 
 def test_unload_and_load_again(ip):

@@ -121,7 +121,7 @@ def test_progress_widget_headless():
 
 
 def test_sources_objects_render():
-    from ddlab.engine.sources.loaders import LoadReport
+    from ddlab.sources.loaders import LoadReport
 
     rep = LoadReport("f.csv", 10, 8, {"empty id": 2},
                      [{"file": "f.csv", "row": "1,,3", "reason": "empty id"}])

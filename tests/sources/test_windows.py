@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ddlab.engine.sources import WindowFeed, load_dataset, window_batches
+from ddlab.sources import WindowFeed, load_dataset, window_batches
 
 from .conftest import accumulate, collegemsg_pandas, twitter_pandas, window_reference
 

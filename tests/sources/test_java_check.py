@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ddlab.engine.sources import session
-from ddlab.engine.sources.session import SparkUnavailable
+from ddlab.sources import session
+from ddlab.sources.session import SparkUnavailable
 
 
 def fake_java(folder: Path, version_line: str) -> Path:
@@ -95,7 +95,7 @@ def test_target_precedence(monkeypatch):
 
 
 def test_import_ddlab_does_not_import_pyspark():
-    code = ("import sys, ddlab, ddlab.engine.sources as s; s.spark_status; "
+    code = ("import sys, ddlab, ddlab.sources as s; s.spark_status; "
             "assert 'pyspark' not in sys.modules, 'pyspark imported'")
     repo = Path(__file__).resolve().parents[2]
     proc = subprocess.run([sys.executable, "-c", code], cwd=repo, capture_output=True, text=True, timeout=120)

@@ -58,7 +58,7 @@ def shared_data_dir() -> Path:
     env = os.environ.get("DDLAB_DATA_DIR")
     if env:
         return Path(env)
-    repo = Path(__file__).resolve().parents[2]  # engine/sources/datasets.py -> repo root
+    repo = Path(__file__).resolve().parents[1]  # sources/datasets.py -> repo root
     return (repo / ".." / "shared" / "data").resolve()
 
 

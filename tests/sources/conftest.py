@@ -27,8 +27,8 @@ def shared_file(relative: str) -> Path:
 
 def collegemsg_pandas() -> pd.DataFrame:
     """The oracle's CollegeMsg, parsed by pandas (independently of Spark): src, dst, time."""
-    from ddlab.engine.sources import DatasetNotFound
-    from ddlab.engine.sources import collegemsg_pandas as read
+    from ddlab.sources import DatasetNotFound
+    from ddlab.sources import collegemsg_pandas as read
 
     try:
         return read()

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddlab.engine.sources import DatasetNotFound, load_dataset
+from ddlab.sources import DatasetNotFound, load_dataset
 
 from .conftest import collegemsg_pandas, shared_file
 

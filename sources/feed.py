@@ -36,7 +36,7 @@ _combine = combine  # seek() has a parameter of the same name
 
 
 class WindowFeed:
-    """Feeds an engine input from :class:`~ddlab.engine.sources.windows.WindowBatches`.
+    """Feeds an engine input from :class:`~ddlab.sources.windows.WindowBatches`.
 
     ``position`` is ``-1`` (empty input) before the first move.  ``forward(n)`` and
     ``backward(n)`` move by up to ``n`` positions (stopping at the ends), one epoch per

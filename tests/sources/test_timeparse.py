@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddlab.engine.sources.timeparse import detect_time_format, strftime_to_spark
+from ddlab.sources.timeparse import detect_time_format, strftime_to_spark
 
 
 @pytest.mark.parametrize("samples, expected", [

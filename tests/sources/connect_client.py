@@ -14,8 +14,8 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root
 
-from ddlab.engine.sources import build_session, is_connect, load_dataset, stateless_cc, window_batches  # noqa: E402
-from tests.spark.conftest import accumulate, collegemsg_pandas, window_reference  # noqa: E402
+from ddlab.sources import build_session, is_connect, load_dataset, stateless_cc, window_batches  # noqa: E402
+from tests.sources.conftest import accumulate, collegemsg_pandas, window_reference  # noqa: E402
 
 
 def main(url: str) -> None:

@@ -7,7 +7,7 @@ import json
 import pandas as pd
 import pytest
 
-from ddlab.engine.sources import LoadError, load_events
+from ddlab.sources import LoadError, load_events
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("error::FutureWarning")]
 

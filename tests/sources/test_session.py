@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from ddlab.engine.sources import get_spark, is_connect, spark_status
+from ddlab.sources import get_spark, is_connect, spark_status
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("error::FutureWarning")]
 

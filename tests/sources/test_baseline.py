@@ -5,7 +5,7 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from ddlab.engine.sources import load_dataset, stateless_cc, window_batches
+from ddlab.sources import load_dataset, stateless_cc, window_batches
 
 from .conftest import collegemsg_pandas
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ddlab.engine.sources.session import SparkUnavailable, check_java
+from ddlab.sources.session import SparkUnavailable, check_java
 
 pytestmark = [pytest.mark.spark, pytest.mark.filterwarnings("error::FutureWarning")]
 

@@ -1,0 +1,94 @@
+"""Loops: a scope with variables, entering outer collections, leaving at the fixed point.
+
+A loop adds one coordinate to every time inside it (an iteration counter, or a
+``(priority, iteration)`` pair for a prioritized loop).  ``Loop`` is the general form (any
+number of variables: mutual recursion); ``Collection.iterate`` and ``Collection.prioritize``
+are its one-variable shorthands.
+"""
+from __future__ import annotations
+
+from .collection import Collection
+from .config import DEFAULT_MAX_ITERATIONS  # noqa: F401  (documented default of every bound)
+from .errors import DataflowError
+from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY
+from .operators.linear import Concat
+from .operators.loops import Enter, Feedback, Ingress
+
+
+def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
+    """``other`` as seen from ``scope``: itself, or entered if it lives in an enclosing scope
+    (through its arrangement by ``nkey`` fields when a keyed operator will read it)."""
+    if other.flow is not scope.flow:
+        raise DataflowError(f"{other!r} belongs to another Dataflow")
+    if other.scope is scope:
+        return other
+    if not scope.is_within(other.scope):
+        raise DataflowError(
+            f"{other!r} is defined inside loop {other.scope.path!r}, which is not around "
+            f"{scope.path!r}; take it out of the loop with leave(), or build the loop inside "
+            f"that one (enter its seed first: seed.enter(collection_in_the_loop).iterate(...))")
+    source = other._arranged(nkey) if nkey is not None else other.op
+    cache = source.__dict__.setdefault("_entered", {})
+    if id(scope) not in cache:
+        cache[id(scope)] = Enter(scope, source)
+    return Collection(cache[id(scope)], other.columns)
+
+
+class Loop:
+    """A loop scope with any number of variables (mutual recursion).
+
+    ``var = loop.variable(seed)``; build the body from the variables (and any outer
+    collection); ``var.set(result)``; ``loop.leave(result)`` gives the fixed point outside.
+    """
+
+    def __init__(self, flow, outer_scope, name: str, max_iterations: int | None = None,
+                 prioritized: bool = False):
+        from .scope import Scope
+
+        bound = max_iterations if max_iterations is not None else flow.max_iterations
+        if prioritized and bound > MAX_PRIORITIZED_ITERATIONS:
+            raise DataflowError(f"a prioritized loop counts at most {MAX_PRIORITIZED_ITERATIONS} "
+                                f"iterations per priority; max_iterations={bound} is too large")
+        self.flow = flow
+        self.scope = Scope(flow, outer_scope, _unique_scope_name(outer_scope, name),
+                           PRIORITY if prioritized else ITERATION, bound)
+        flow._graph_changed = True
+
+    def variable(self, seed: Collection, priority=None) -> "Variable":
+        seed = bring_into(self.scope.parent, seed)
+        ingress = Ingress(self.scope, seed.op, priority)
+        head = Concat(self.scope, [ingress], name="variable")
+        return Variable(head, seed.columns)
+
+    def enter(self, collection: Collection) -> Collection:
+        return collection.enter(self)
+
+    def leave(self, collection: Collection) -> Collection:
+        if collection.scope is not self.scope:
+            raise DataflowError(f"{collection!r} is not in loop {self.scope.path!r}")
+        return collection.leave()
+
+
+def _unique_scope_name(parent, name):
+    taken = {c.name for c in parent.children}
+    if name not in taken:
+        return name
+    i = 2
+    while f"{name}{i}" in taken:
+        i += 1
+    return f"{name}{i}"
+
+
+class Variable(Collection):
+    """A loop variable: the seed at iteration 0, then whatever :meth:`set` feeds back."""
+
+    _set = False
+
+    def set(self, result: Collection) -> Collection:
+        if self._set:
+            raise DataflowError(f"loop variable {self.op.label} was already set")
+        result = self._bring(result)
+        fb = Feedback(self.scope, [result.op])
+        self.op.add_input(fb)
+        self._set = True
+        return result
