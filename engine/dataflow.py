@@ -14,6 +14,7 @@ from .input import InputCollection
 from .loops import Loop
 from .operators.io import Input
 from .scope import Scope
+from .statistics import Statistics
 
 
 @dataclass
@@ -50,15 +51,13 @@ class Dataflow:
                  stats_epochs: int | None = 10_000):
         self.name = name
         self.max_iterations = max_iterations
-        self.stats_epochs = stats_epochs
-        self._stats_starts: list[int] = []  # index in _stats where each kept epoch begins
         self.interner = Interner()
         self.epoch = 0
         self._ops: list = []
         self._inputs: dict[str, InputCollection] = {}
         self._views: list = []
         self._subscribers: list = []
-        self._stats: list[tuple] = []
+        self.statistics = Statistics(self, stats_epochs)
         self._graph_changed = True
         self.root = Scope(self, None, "root")
 
@@ -113,8 +112,8 @@ class Dataflow:
             self._graph_changed = False
         epoch = self.epoch
         snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
-        self._trim_stats()
-        n_stats = len(self._stats)
+        stats = self.statistics
+        stats.discard()
         n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
         start = perf_counter()
         try:
@@ -129,7 +128,7 @@ class Dataflow:
                 op.carried = carried
                 op.clear_queues()
             self.root.clear()
-            del self._stats[n_stats:]
+            stats.discard()
             lost = {}
             for name, inp in self._inputs.items():
                 lost[name] = inp._decode_pending()
@@ -141,46 +140,76 @@ class Dataflow:
                              f"are in this exception's .discarded_updates).")
             raise
         seconds = perf_counter() - start
-        self._stats_starts.append(n_stats)
+        runs = stats.running
+        report = StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
+                            self.retained_updates())
+        stats.commit(epoch, report)
         self.epoch = epoch + 1
-        runs = self._stats[n_stats:]
         for sub in self._subscribers:
             sub.deliver(epoch)
-        return StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
-                          self.retained_updates())
+        return report
 
     # -- introspection -----------------------------------------------------------------
-    def _trim_stats(self) -> None:
-        """Drop the statistics of epochs older than the last ``stats_epochs``."""
-        limit = self.stats_epochs
-        if limit is None or len(self._stats_starts) < 2 * limit:
-            return  # trim in chunks, so the cost per step stays constant on average
-        cut = self._stats_starts[-limit]
-        del self._stats[:cut]
-        self._stats_starts = [i - cut for i in self._stats_starts[-limit:]]
+    @property
+    def stats_epochs(self) -> int | None:
+        """How many recent epochs :meth:`stats` keeps (``None``: all)."""
+        return self.statistics.keep_epochs
 
     def record_run(self, op, t, n_in, n_out, seconds) -> None:
         """Log one operator run at time ``t`` (updates in and out, seconds): the row behind
         :meth:`stats`, the graph's edge counts and the widgets' plots."""
-        self._stats.append((op.id, t, n_in, n_out, seconds))
+        self.statistics.running.append((op, t, n_in, n_out, seconds))
 
     def stats(self, epoch: int | None = None) -> pd.DataFrame:
         """Per operator and time: updates in, updates out, seconds (the live plots' data),
-        for the last ``stats_epochs`` epochs (or one ``epoch``)."""
-        rows = self._stats if epoch is None else [r for r in self._stats if r[1][0] == epoch]
-        ops = self._ops
-        records = []
-        for op_id, t, n_in, n_out, secs in rows:
-            op = ops[op_id]
-            shown = op.scope.describe_time(t)
-            iteration = None
-            if len(t) > 1:
-                inner = shown[-1]
-                iteration = inner[1] if isinstance(inner, tuple) else inner
-            records.append((op.label, op.kind, op.scope.path, shown, t[0], iteration,
-                            n_in, n_out, secs))
-        return pd.DataFrame(records, columns=["operator", "kind", "scope", "time", "epoch",
-                                              "iteration", "in", "out", "seconds"])
+        for the last ``stats_epochs`` epochs (or one ``epoch``).
+
+        >>> flow = Dataflow(); nums = flow.input("nums"); _ = nums.count().view()
+        >>> nums.insert([1, 1, 2]); _ = flow.step()
+        >>> print(flow.stats()[["operator", "in", "out"]].to_string(index=False))
+               operator  in  out
+                 nums#0   3    2
+              arrange#1   2    2
+                count#2   2    2
+        view of count#3   2    0
+        """
+        return self.statistics.frame(None if epoch is None else [epoch])
+
+    def epoch_log(self, last: int | None = None) -> pd.DataFrame:
+        """One row per kept epoch (the ``last`` ones): engine seconds, input updates, operator
+        runs, updates processed, updates retained after it (see :class:`StepReport`)."""
+        return self.statistics.epoch_log(last)
+
+    def lattice(self, loop: str, epochs=None, *, by_operator: bool = False) -> pd.DataFrame:
+        """Updates emitted inside ``loop`` (a scope path such as ``"root/scc"``, see
+        :meth:`graph`) per epoch and iteration: the lattice trace (Naiad report, Figures
+        14-15); columns ``epoch, iteration[, operator], updates``."""
+        return self.statistics.lattice(loop, epochs, by_operator=by_operator)
+
+    def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
+        """Records in difference per iteration of ``loop`` in ``epoch`` (what its feedback
+        carried): the per-iteration curve of the CIDR paper's Figure 1."""
+        return self.statistics.loop_differences(epoch, loop)
+
+    def loops(self) -> list[str]:
+        """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``)."""
+        out, todo = [], list(self.root.children)
+        while todo:
+            scope = todo.pop(0)
+            out.append(scope.path)
+            todo.extend(scope.children)
+        return out
+
+    def upstream(self, collection) -> set[int]:
+        """Ids of the operators ``collection`` depends on (itself included), loops too."""
+        seen, todo = set(), [collection.op if hasattr(collection, "op") else collection]
+        while todo:
+            op = todo.pop()
+            if op.id in seen:
+                continue
+            seen.add(op.id)
+            todo.extend(op.inputs)
+        return seen
 
     def retained_updates(self) -> int:
         """Updates held in all traces (arrangements, reduce outputs, views)."""
@@ -206,10 +235,7 @@ class Dataflow:
         """
         if epoch is None:
             epoch = self.epoch - 1
-        sent: dict[int, int] = {}
-        for op_id, t, _, n_out, _ in self._stats:
-            if t[0] == epoch:
-                sent[op_id] = sent.get(op_id, 0) + n_out
+        sent = self.statistics.sent(epoch)
         ops = pd.DataFrame([(op.id, op.label, op.kind, op.scope.path, op.scope.depth,
                              op.scope.kind) for op in self._ops],
                            columns=["id", "label", "kind", "scope", "depth", "scope_kind"])

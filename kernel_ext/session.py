@@ -30,6 +30,8 @@ import pandas as pd
 import ddlab
 from ddlab.engine import DEFAULT_MAX_ITERATIONS, Collection, Dataflow, DataflowError, InputCollection
 
+from ddlab.sources.windows import format_duration, format_span  # noqa: F401  (re-exported)
+
 from .progress import NullProgress
 
 __all__ = ["Session", "SessionError", "InputDecl", "DerivedDecl", "FlowState", "Handle",
@@ -168,23 +170,6 @@ class StepResult:
     @property
     def epochs(self) -> int:
         return len(self.lines)
-
-
-def format_duration(seconds: int) -> str:
-    """``604800 -> "1w"``, ``86400 -> "1d"``, ``5400 -> "90min"``."""
-    for unit, n in (("w", 604800), ("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds % n == 0:
-            return f"{seconds // n}{unit}"
-    return f"{seconds}s"
-
-
-def format_span(start: int, end: int, width: int) -> str:
-    """``[2004-04-15, 2004-04-22)`` (dates when the window is whole days, else minutes)."""
-    unit = "D" if width % 86400 == 0 and start % 86400 == 0 else "min"
-    fmt = "%Y-%m-%d" if unit == "D" else "%Y-%m-%d %H:%M"
-    a = pd.Timestamp(start, unit="s").strftime(fmt)
-    b = pd.Timestamp(end, unit="s").strftime(fmt)
-    return f"[{a}, {b})"
 
 
 # -- the session ----------------------------------------------------------------------------
@@ -459,7 +444,6 @@ class Session:
         """One epoch: move the given feeds (name -> +1/-1) or seek all, then ``flow.step()``.
         If the engine rolls the epoch back, the feeds' positions are restored too."""
         feeds = dict(state.feeds())
-        saved = {n: (f.position, f.epochs) for n, f in feeds.items()}
         # fetch every batch first, so a failing fetch leaves nothing queued
         for n, d in moves.items():
             f = feeds[n]
@@ -473,8 +457,8 @@ class Session:
                     f.seek(min(seek, len(f.batches) - 1), combine=True)
             report = state.flow.step()
         except BaseException:
-            for n, (pos, ep) in saved.items():
-                feeds[n].position, feeds[n].epochs = pos, ep
+            for feed in feeds.values():
+                feed.undo()
             raise
         seconds = time.perf_counter() - start
         changes = {}
@@ -488,8 +472,8 @@ class Session:
             window = {"position": f.position, "steps": len(f.batches),
                       "input": name, "span": ""}
             if f.position >= 0:
-                s, e = f.batches.window(f.position)
-                window.update(start=s, end=e, span=format_span(s, e, f.batches.width))
+                s, e = f.window
+                window.update(start=s, end=e, span=f.span())
         return EpochLine(report.epoch, seconds, changes, window, report)
 
     # -- internals: building ------------------------------------------------------------------

@@ -24,6 +24,7 @@ _EXPORTS = {
     "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets", "collegemsg_pandas": "datasets",
     # windows.py
     "window_batches": "windows", "WindowBatches": "windows", "events_in_window": "windows",
+    "to_seconds": "windows", "format_duration": "windows", "format_span": "windows",
     # feed.py
     "WindowFeed": "feed",
     # baseline.py
@@ -55,4 +56,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect, spark_status,
                           spark_target, stop_spark)
     from .timeparse import detect_time_format, strftime_to_spark
-    from .windows import WindowBatches, events_in_window, window_batches
+    from .windows import (WindowBatches, events_in_window, format_duration, format_span, to_seconds,
+                          window_batches)

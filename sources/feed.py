@@ -11,6 +11,8 @@ import time
 
 import pandas as pd
 
+from .windows import format_span
+
 __all__ = ["WindowFeed", "negate", "combine"]
 
 
@@ -44,7 +46,13 @@ class WindowFeed:
     epoch with ``combine=True`` (what a slider wants when the user jumps far).
 
     ``step=False`` only stages each move's batch on the input and leaves closing the epoch to
-    the caller (who may combine several feeds and other rows into one epoch).
+    the caller (who may combine several feeds and other rows into one epoch).  If that epoch
+    fails (the engine rolls it back and drops the staged rows), the caller calls :meth:`undo`
+    and the feed is back where the engine is; once the epoch has committed there is nothing
+    to undo.  So the feed alone owns its position.
+
+    >>> feed = WindowFeed(batches, edges, flow)          # doctest: +SKIP
+    >>> feed.forward(3); feed.backward(1); feed.seek(40, combine=True)   # doctest: +SKIP
     """
 
     def __init__(self, batches, input, flow=None, *, step: bool = True):
@@ -59,6 +67,7 @@ class WindowFeed:
         self.last_update_s = 0.0  # time in input.update for the last move
         self.last_step_s = 0.0  # time in flow.step for the last move
         self.last_changes = 0  # update rows pushed by the last move
+        self._undo: tuple | None = None  # (position, epochs, flow epoch) before staged moves
 
     # -- where we are -------------------------------------------------------------------
     @property
@@ -82,8 +91,42 @@ class WindowFeed:
     def at_end(self) -> bool:
         return self.position >= self.steps - 1
 
+    @property
+    def width(self) -> int:
+        """The window's width in seconds."""
+        return self.batches.width
+
+    @property
+    def step_seconds(self) -> int:
+        """How far one position moves the window, in seconds."""
+        return self.batches.step
+
+    def span(self, k: int | None = None) -> str:
+        """Position ``k``'s window (default: the current one) as people read it, e.g.
+        ``[2004-04-15, 2004-04-22)``; ``"empty"`` for position -1."""
+        k = self.position if k is None else k
+        if k < 0:
+            return "empty"
+        start, end = self.batches.window(k)
+        return format_span(start, end, self.batches.width)
+
+    @property
+    def staged(self) -> bool:
+        """True while moves are staged on the input for an epoch that has not closed yet."""
+        return self._undo is not None and self._undo[2] == self.flow.epoch
+
+    def undo(self) -> int:
+        """The epoch holding the staged moves was rolled back: return to the position before
+        them (nothing to do once it committed).  Returns the position."""
+        if self.staged:
+            self.position, self.epochs = self._undo[0], self._undo[1]
+        self._undo = None
+        return self.position
+
     # -- moving -----------------------------------------------------------------------------
     def _push(self, batch: pd.DataFrame):
+        if not self.auto_step and not self.staged:
+            self._undo = (self.position, self.epochs, self.flow.epoch)
         t0 = time.perf_counter()
         if len(batch):
             self.input.update(batch)

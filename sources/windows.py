@@ -25,7 +25,8 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
-__all__ = ["WindowBatches", "window_batches", "to_seconds", "events_in_window"]
+__all__ = ["WindowBatches", "window_batches", "to_seconds", "events_in_window", "format_duration",
+           "format_span"]
 
 
 def to_seconds(value) -> int:
@@ -39,6 +40,24 @@ def to_seconds(value) -> int:
     if seconds != int(seconds) or seconds <= 0:
         raise ValueError(f"window width and step must be a positive whole number of seconds, got {value!r}")
     return int(seconds)
+
+
+def format_duration(seconds: int) -> str:
+    """The inverse of :func:`to_seconds` for display: ``604800 -> "1w"``, ``86400 -> "1d"``,
+    ``5400 -> "90min"``, ``61 -> "61s"``."""
+    for unit, n in (("w", 604800), ("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds % n == 0:
+            return f"{seconds // n}{unit}"
+    return f"{seconds}s"
+
+
+def format_span(start: int, end: int, width: int) -> str:
+    """``[2004-04-15, 2004-04-22)``: dates when the window is whole days, else minutes."""
+    unit = "D" if width % 86400 == 0 and start % 86400 == 0 else "min"
+    fmt = "%Y-%m-%d" if unit == "D" else "%Y-%m-%d %H:%M"
+    a = pd.Timestamp(start, unit="s").strftime(fmt)
+    b = pd.Timestamp(end, unit="s").strftime(fmt)
+    return f"[{a}, {b})"
 
 
 def _as_spark_df(events, spark):

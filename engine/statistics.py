@@ -1,0 +1,135 @@
+"""The engine's always-on instrumentation: one record per operator run, kept per epoch.
+
+Why a module of its own: these records are the data behind ``flow.stats()``, the graph's
+per-edge counts, ``%dd stats``/``%dd trace`` and every live plot of the widgets (records in
+difference per iteration, the epoch x iteration lattice, latency and retained state per epoch).
+They are kept per epoch so that a query about one epoch costs what that epoch logged, not
+a scan of the whole history, and bounded (``keep_epochs``) so a long slider session does not
+grow memory.  A rolled-back epoch leaves no record.
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import pandas as pd
+
+from .lattice import iteration_of
+
+#: Columns of :meth:`Statistics.frame` (``Dataflow.stats()``).
+STATS_COLUMNS = ["operator", "kind", "scope", "time", "epoch", "iteration", "in", "out",
+                 "seconds"]
+#: Columns of :meth:`Statistics.epoch_log` (``Dataflow.epoch_log()``).
+EPOCH_COLUMNS = ["epoch", "seconds", "input_updates", "operator_runs", "updates_processed",
+                 "retained_updates"]
+
+
+class Statistics:
+    """Per-epoch operator-run records ``(op, time, in, out, seconds)`` and step reports.
+
+    The running epoch's records accumulate in :attr:`running`; :meth:`commit` files them under
+    the epoch (with its step report), :meth:`discard` drops them (rollback).
+    """
+
+    def __init__(self, flow, keep_epochs: int | None = 10_000):
+        self.flow = flow
+        self.keep_epochs = keep_epochs
+        self.running: list[tuple] = []
+        self._epochs: OrderedDict[int, list[tuple]] = OrderedDict()
+        self._reports: OrderedDict[int, object] = OrderedDict()
+
+    # -- recording ---------------------------------------------------------------------
+    def record(self, op, t: tuple, n_in: int, n_out: int, seconds: float) -> None:
+        self.running.append((op, t, n_in, n_out, seconds))
+
+    def commit(self, epoch: int, report) -> None:
+        """File the running records under ``epoch``; forget the oldest beyond ``keep_epochs``."""
+        self._epochs[epoch] = self.running
+        self._reports[epoch] = report
+        self.running = []
+        if self.keep_epochs is not None:
+            while len(self._epochs) > self.keep_epochs:
+                self._epochs.popitem(last=False)
+                self._reports.popitem(last=False)
+
+    def discard(self) -> None:
+        """Forget the running epoch's records (it was rolled back)."""
+        self.running = []
+
+    # -- queries -----------------------------------------------------------------------
+    @property
+    def epochs(self) -> list[int]:
+        """The completed epochs whose records are kept, oldest first."""
+        return list(self._epochs)
+
+    def runs(self, epochs=None) -> list[tuple]:
+        """Raw records ``(op, time, in, out, seconds)`` of the kept epochs (or the given ones)."""
+        if epochs is None:
+            return [r for rows in self._epochs.values() for r in rows]
+        return [r for e in epochs for r in self._epochs.get(e, ())]
+
+    def frame(self, epochs=None) -> pd.DataFrame:
+        """One row per operator run: operator label, kind, scope path, time as users read it,
+        epoch, innermost loop iteration (None outside loops), updates in and out, seconds."""
+        records = []
+        for op, t, n_in, n_out, secs in self.runs(epochs):
+            scope = op.scope
+            iteration = (iteration_of(t[-1], scope.coordinate_kinds[-1]) if len(t) > 1
+                         else None)
+            records.append((op.label, op.kind, scope.path, scope.describe_time(t), t[0],
+                            iteration, n_in, n_out, secs))
+        return pd.DataFrame(records, columns=STATS_COLUMNS)
+
+    def sent(self, epoch: int) -> dict[int, int]:
+        """Updates each operator (by id) emitted in ``epoch``: the graph's edge counts."""
+        out: dict[int, int] = {}
+        for op, _, _, n_out, _ in self._epochs.get(epoch, ()):
+            out[op.id] = out.get(op.id, 0) + n_out
+        return out
+
+    def epoch_log(self, last: int | None = None) -> pd.DataFrame:
+        """One row per kept epoch: engine seconds, input updates, operator runs, updates
+        processed and updates retained after it (so compaction shows as a falling line)."""
+        reports = list(self._reports.values())
+        if last is not None:
+            reports = reports[-last:] if last > 0 else []
+        return pd.DataFrame([(r.epoch, r.seconds, r.input_updates, r.operator_runs,
+                              r.updates_processed, r.retained_updates) for r in reports],
+                            columns=EPOCH_COLUMNS)
+
+    def lattice(self, loop: str, epochs=None, *, by_operator: bool = False) -> pd.DataFrame:
+        """Updates emitted inside the loop whose scope path is ``loop`` (and in loops nested
+        in it) per ``(epoch, iteration)`` of that loop's own coordinate: the lattice trace of
+        the Naiad report's Figures 14-15.  Columns ``epoch, iteration, updates`` (plus
+        ``operator`` with ``by_operator``), sorted; a prioritized loop's iteration is the
+        iteration part of its ``(priority, iteration)`` coordinate."""
+        depth = loop.count("/")  # "root/cc" -> the loop's coordinate is time[1]
+        prefix = loop + "/"
+        cells: dict[tuple, int] = {}
+        kind = None
+        for op, t, _, n_out, _ in self.runs(epochs):
+            path = op.scope.path
+            if path != loop and not path.startswith(prefix):
+                continue
+            if kind is None:
+                kind = op.scope.coordinate_kinds[depth]
+            key = (t[0], iteration_of(t[depth], kind))
+            if by_operator:
+                key += (op.label,)
+            cells[key] = cells.get(key, 0) + n_out
+        columns = ["epoch", "iteration"] + (["operator"] if by_operator else []) + ["updates"]
+        frame = pd.DataFrame([k + (v,) for k, v in cells.items()], columns=columns)
+        return frame.sort_values(columns[:-1], kind="stable").reset_index(drop=True)
+
+    def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
+        """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback
+        edges carried back (the loop variables' changes), in the loop's time order; the
+        per-iteration curve of the CIDR paper's Figure 1.  Columns ``iteration`` (position in
+        the loop's time order, from 0) and ``records``.  A nested loop's counts are summed
+        over the outer loops' coordinates."""
+        depth = loop.count("/")
+        per_time: dict[int, int] = {}
+        for op, t, _, n_out, _ in self._epochs.get(epoch, ()):
+            if op.kind == "feedback" and op.scope.path == loop:
+                per_time[t[depth]] = per_time.get(t[depth], 0) + n_out
+        ordered = [per_time[c] for c in sorted(per_time)]
+        return pd.DataFrame({"iteration": range(len(ordered)), "records": ordered})
