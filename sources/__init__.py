@@ -13,7 +13,8 @@ _EXPORTS = {
     # session.py
     "SparkUnavailable": "session", "get_spark": "session", "build_session": "session",
     "stop_spark": "session", "spark_status": "session", "check_java": "session",
-    "spark_target": "session", "is_connect": "session",
+    "spark_target": "session", "is_connect": "session", "require_pyspark": "session",
+    "spark_log_path": "session",
     # loaders.py
     "load_events": "loaders", "LoadResult": "loaders", "LoadReport": "loaders", "LoadError": "loaders",
     # timeparse.py
@@ -53,8 +54,8 @@ if TYPE_CHECKING:  # pragma: no cover
                            load_dataset, shared_data_dir, travian, twitter24h)
     from .feed import WindowFeed
     from .loaders import LoadError, LoadReport, LoadResult, load_events
-    from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect, spark_status,
-                          spark_target, stop_spark)
+    from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect,
+                          require_pyspark, spark_log_path, spark_status, spark_target, stop_spark)
     from .timeparse import detect_time_format, strftime_to_spark
     from .windows import (WindowBatches, events_in_window, format_duration, format_span, to_seconds,
                           window_batches)

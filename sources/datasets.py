@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from .loaders import LoadResult, load_events
+from .session import require_pyspark
 
 __all__ = [
     "DatasetNotFound",
@@ -142,6 +143,7 @@ def travian(kind: str = "messages", path=None, spark=None, *, label: bool = Fals
     (for ``"all"``: the folder holding the three zips).  ``"all"`` is one plain graph by
     default; ``label=True`` keeps each event's kind as ``label``.
     """
+    require_pyspark()
     from pyspark.sql import functions as F
 
     kinds = TRAVIAN_KINDS if kind == "all" else (kind,)

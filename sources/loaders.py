@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
+from .session import require_pyspark
+
 __all__ = ["LoadError", "LoadReport", "LoadResult", "load_events", "CANONICAL"]
 
 CANONICAL = ("src", "dst", "time")
@@ -224,6 +226,7 @@ def load_events(
     field count, an empty id, an unparseable time or a time outside ``time_range`` (unix seconds,
     inclusive; None = open) are skipped and counted in the report.
     """
+    require_pyspark()
     from pyspark.sql import functions as F
     from pyspark.sql import Window
 
