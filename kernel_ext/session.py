@@ -9,12 +9,12 @@ built beside the running flow (:mod:`.build`) and swapped in only when everythin
 so no operator of a failed declaration stays registered anywhere.  Epochs are closed by
 :mod:`.epochs`; the window feeds own their positions.
 
->>> import pandas as pd
 >>> s = Session()
 >>> _ = s.declare_input(InputDecl("nums", ["n"]), {})
->>> _ = s.insert("nums", [(1,), (2,), (2,)], +1)
+>>> print(s.insert("nums", [1, 2, 2], +1).lines[0].text()[:17])
+epoch 0 | nums +2
 >>> s.handle("nums").view.to_dict()
-{(1,): 1, (2,): 2}
+{1: 1, 2: 2}
 """
 from __future__ import annotations
 

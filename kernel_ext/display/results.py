@@ -13,7 +13,7 @@ import pandas as pd
 
 from ..summaries import change_counts, trace_by_time
 from .lattice import lattice_html
-from .tables import (BOX, MUTED, add_bars, frame_html, log_shade, minus, muted, plus,
+from .tables import (BOX, add_bars, frame_html, log_shade, minus, muted, plus,
                      sorted_frame, text_table, wrap)
 
 __all__ = ["ShowResult", "ChangesResult", "TraceResult", "StatsResult", "GraphResult",

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["frame_html", "text_table", "wrap", "sorted_frame", "add_bars", "plus", "minus",
-           "BOX", "TH", "TD", "TABLE", "ADD", "DEL", "MUTED"]
+           "muted", "log_shade", "BOX", "TH", "TD", "TABLE", "ADD", "DEL", "MUTED"]
 
 BOX = ("font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;"
        "line-height:1.45")
