@@ -231,7 +231,8 @@ class Session:
         feeds = self.state.feeds()
         if not feeds:
             raise SessionError("--to moves a window, but no input has one.",
-                               "Declare one with %dd input NAME --from SOURCE --window 7d --step 1d.")
+                               "Declare one with %dd input NAME --from SOURCE --window 7d "
+                               "--step 1d.")
         steps = min(f.steps for _, f in feeds)
         if not -1 <= position < steps:
             raise SessionError(f"window position {position} is out of range -1..{steps - 1}.",
@@ -245,7 +246,8 @@ class Session:
             if name in self.derived:
                 ins = [n for n in self.inputs if mentions(self.derived[name].body, n)]
                 raise SessionError(f"{name!r} is derived; only inputs take rows.",
-                                   f"Change one of its inputs instead ({', '.join(ins) or 'see %dd status'}).")
+                                   f"Change one of its inputs instead "
+                                   f"({', '.join(ins) or 'see %dd status'}).")
             raise self.unknown(name, "input")
         inp = self.state.handles[name].collection
         rows = self._checked_rows(name, rows)
