@@ -291,9 +291,8 @@ class Collection:
         """``(key, largest value)`` per key (values compare field by field).
 
         >>> flow = Dataflow(); dist = flow.input("dist", columns=["node", "d"])
-        >>> worst = dist.max().view()
-        >>> dist.insert([(1, 4), (1, 2), (2, 7)]); _ = flow.step()
-        >>> worst.to_dict()
+        >>> dist.insert([(1, 4), (1, 2), (2, 7)])         # queued until the step
+        >>> worst = dist.max().view(); _ = flow.step(); worst.to_dict()
         {(1, 4): 1, (2, 7): 1}
         """
         return self._reduce(agg.Extreme(largest=True), key_columns, name=name,
@@ -348,10 +347,8 @@ class Collection:
     def intersect(self, other: "Collection", name: str | None = None) -> "Collection":
         """Multiset intersection: each record with the smaller of its two multiplicities.
 
-        >>> flow = Dataflow(); a = flow.input("a"); b = flow.input("b")
-        >>> both = a.intersect(b).view()
-        >>> a.insert([1, 1, 2]); b.insert([1, 3]); _ = flow.step()
-        >>> both.to_dict()
+        >>> flow = Dataflow(); a, b = flow.input("a"), flow.input("b"); both = a.intersect(b)
+        >>> a.insert([1, 1, 2]); b.insert([1, 3]); v = both.view(); _ = flow.step(); v.to_dict()
         {1: 1}
         """
         return self._set_op(agg.INTERSECT, other, name)
@@ -359,11 +356,11 @@ class Collection:
     def except_(self, other: "Collection", name: str | None = None) -> "Collection":
         """Multiset difference: multiplicity ``max(a - b, 0)`` (SQL ``EXCEPT ALL``).
 
-        >>> flow = Dataflow(); a = flow.input("a"); b = flow.input("b")
-        >>> rest = a.except_(b).view()
-        >>> a.insert([1, 1, 2]); b.insert([1, 3]); _ = flow.step()
-        >>> rest.to_dict()
-        {1: 1, 2: 1}
+        >>> flow = Dataflow(); stock, sold = flow.input("stock"), flow.input("sold")
+        >>> left = stock.except_(sold).view()
+        >>> stock.insert(["pen", "pen", "ink"]); sold.insert(["pen", "cap"])
+        >>> _ = flow.step(); left.to_dict()
+        {'pen': 1, 'ink': 1}
         """
         return self._set_op(agg.EXCEPT, other, name)
 

@@ -21,7 +21,7 @@ def algorithm_names() -> dict:
     """``ddlab.algorithms``' public names, visible in every cell body (a fresh dict)."""
     global _ALGOS
     if _ALGOS is None:
-        from ddlab import algorithms
+        from ddlab.engine import algorithms
 
         _ALGOS = {n: getattr(algorithms, n) for n in algorithms.__all__}
     return dict(_ALGOS)
