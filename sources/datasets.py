@@ -28,6 +28,7 @@ __all__ = [
     "shared_data_dir",
     "dataset_path",
     "load_dataset",
+    "dataset_names",
     "collegemsg",
     "collegemsg_path",
     "collegemsg_pandas",
@@ -202,6 +203,16 @@ DATASETS: dict[str, DatasetInfo] = {
     "bitcoinotc": DatasetInfo("bitcoinotc", bitcoinotc, "bitcoinotc/soc-sign-bitcoinotc.csv.gz", "Bitcoin OTC trust ratings, 35,592 rows"),
 }
 _ALIASES = {f"travian-{k}": ("travian", k) for k in TRAVIAN_KINDS + ("all",)}
+
+
+def dataset_names() -> list[str]:
+    """Every name :func:`load_dataset` accepts, for menus and "did you mean" hints
+    (no file is touched and no JVM started).
+
+    >>> dataset_names()[:2], "travian-attacks" in dataset_names()
+    (['bitcoinotc', 'collegemsg'], True)
+    """
+    return sorted(DATASETS) + sorted(_ALIASES)
 
 
 def load_dataset(name: str, path=None, spark=None, **kwargs) -> LoadResult:

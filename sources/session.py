@@ -29,6 +29,7 @@ __all__ = [
     "find_java",
     "check_java",
     "spark_status",
+    "spark_running",
     "spark_target",
     "get_spark",
     "build_session",
@@ -366,6 +367,11 @@ def stop_spark() -> None:
         if _alive(_shared):
             _shared.stop()
         _shared, _shared_target = None, None
+
+
+def spark_running() -> bool:
+    """True while the shared session of :func:`get_spark` is up (so using Spark costs no start-up)."""
+    return _alive(_shared)
 
 
 def spark_status() -> tuple[bool, str]:
