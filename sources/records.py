@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .loaders import LoadError
+from .session import require_pyspark
 
 __all__ = ["records_with_diff", "collect_records"]
 
@@ -57,6 +58,7 @@ def collect_records(source, columns, *, multigraph: bool = False, spark=None) ->
     >>> collect_records("SELECT 1 AS a, 2 AS b", ["a", "b"]).to_dict("list")  # doctest: +SKIP
     {'a': [1], 'b': [2], 'diff': [1]}
     """
+    require_pyspark()
     from pyspark.sql import functions as F
 
     if isinstance(source, str):

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import subprocess
+import sys
 
 import pytest
 
@@ -44,20 +46,19 @@ def test_every_module_imports(name):
 
 
 def test_load_ext_prints_one_line_on_this_ipython():
-    from IPython.core.interactiveshell import InteractiveShell
-    from IPython.utils.capture import capture_output
-    from traitlets.config import Config
-
-    config = Config()
-    config.HistoryAccessor.enabled = False
-    shell = InteractiveShell.instance(config=config)
-    try:
-        with capture_output() as cap:
-            shell.run_line_magic("load_ext", "ddlab")
-        lines = [line for line in cap.stdout.splitlines() if line.strip()]
-        assert len(lines) == 1 and lines[0].startswith(f"ddlab {ddlab.__version__}"), cap.stdout
-        assert cap.stderr == ""
-        assert "dd" in shell.magics_manager.magics["line"]
-    finally:
-        shell.run_line_magic("unload_ext", "ddlab")
-        InteractiveShell.clear_instance()
+    """In a fresh interpreter, as in a new kernel: one line on stdout, nothing on stderr."""
+    code = """
+from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
+config = Config()
+config.HistoryAccessor.enabled = False
+shell = InteractiveShell.instance(config=config)
+shell.run_line_magic("load_ext", "ddlab")
+assert "dd" in shell.magics_manager.magics["line"] and "dd" in shell.magics_manager.magics["cell"]
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"ddlab {ddlab.__version__}"), done.stdout
+    assert done.stderr == ""
