@@ -60,12 +60,16 @@ class LatticePlot:
         if frame is None or not len(frame):
             return {"epoch": np.zeros(0, np.int64), "iteration": np.zeros(0, np.int64),
                     "updates": np.zeros(0, np.int64), "operators": []}
+        per: dict[int, list] = {}      # iteration -> [(updates, operator)]
+        for it, op, n in zip(frame["iteration"].tolist(), frame["operator"].tolist(),
+                             frame["updates"].tolist()):
+            per.setdefault(it, []).append((n, op))
         its, ups, ops = [], [], []
-        for it, part in frame.groupby("iteration", sort=True):
-            part = part.sort_values("updates", ascending=False, kind="stable")
+        for it in sorted(per):
+            cell = sorted(per[it], key=lambda r: -r[0])
             its.append(int(it))
-            ups.append(int(part["updates"].sum()))
-            shown = [f"{o} {n:,}" for o, n in zip(part["operator"], part["updates"]) if n]
+            ups.append(sum(n for n, _ in cell))
+            shown = [f"{o} {n:,}" for n, o in cell if n]
             more = f", … {len(shown) - TOP_OPERATORS} more" if len(shown) > TOP_OPERATORS else ""
             ops.append(", ".join(shown[:TOP_OPERATORS]) + more)
         return {"epoch": np.full(len(its), epoch, np.int64),

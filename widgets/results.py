@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 
 import ipywidgets as w
+import numpy as np
 import pandas as pd
 
 __all__ = ["ResultsPanel", "component_summary", "PLUS", "MINUS"]
@@ -30,22 +31,21 @@ def component_summary(components: pd.DataFrame, top_labels: pd.DataFrame | None,
     """``(number of components, nodes in them, the ``top`` largest)`` from the components view
     ``(node, component, multiplicity)`` and the top-labels view ``(component, count, label,
     multiplicity)``; the largest come with ``size``, ``label``, ``count`` columns, ties by
-    component id."""
-    if not len(components):
-        empty = pd.DataFrame({"component": [], "size": [], "label": [], "count": []})
-        return 0, 0, empty
-    comp = components.iloc[:, 1]
-    sizes = comp.value_counts(sort=False)
-    largest = (pd.DataFrame({"component": sizes.index, "size": sizes.to_numpy()})
-               .sort_values(["size", "component"], ascending=[False, True], kind="stable")
-               .head(top).reset_index(drop=True))
-    if top_labels is not None and len(top_labels):
-        lab = top_labels.iloc[:, :3].set_axis(["component", "count", "label"], axis=1)
-        lab = lab.drop_duplicates("component")
-        largest = largest.merge(lab, on="component", how="left")
-    else:
-        largest["count"], largest["label"] = None, None
-    return len(sizes), int(len(comp)), largest
+    component id.  (numpy, not groupby: this runs on every move.)"""
+    comp = components.iloc[:, 1].to_numpy() if len(components) else np.zeros(0, np.int64)
+    ids, sizes = np.unique(comp, return_counts=True)
+    order = np.lexsort((ids, -sizes))[:top]          # largest first, then smallest id
+    largest = pd.DataFrame({"component": ids[order], "size": sizes[order]})
+    counts, labels = [None] * len(largest), [None] * len(largest)
+    if top_labels is not None and len(top_labels) and len(largest):
+        where = {c: i for i, c in enumerate(largest["component"].tolist())}
+        for c, n, lab in zip(top_labels.iloc[:, 0].tolist(), top_labels.iloc[:, 1].tolist(),
+                             top_labels.iloc[:, 2].tolist()):
+            i = where.get(c)
+            if i is not None and counts[i] is None:
+                counts[i], labels[i] = n, lab
+    largest["label"], largest["count"] = labels, counts
+    return len(ids), int(len(comp)), largest
 
 
 class ResultsPanel:
@@ -59,7 +59,7 @@ class ResultsPanel:
         self.widget = w.HTML(layout=w.Layout(min_width="340px", max_height="420px",
                                              overflow="auto"))
         self.widget.add_class("ddlab-results")
-        self.current: pd.DataFrame | None = None   # the top list shown now
+        self.current: list | None = None   # the top list shown now: (component, size, label, count)
         self.count = 0
 
     # -- reading ---------------------------------------------------------------------------
@@ -89,36 +89,39 @@ class ResultsPanel:
 
     def _components_html(self, data: dict, span: str) -> str:
         top = data["top"]
-        before = self.current
-        entered = set(top["component"]) - (set(before["component"]) if before is not None
-                                           else set(top["component"]))
-        left = (before[~before["component"].isin(top["component"])]
-                if before is not None else top.iloc[0:0])
-        self.current, self.count = top, data["count"]
+        rows = list(zip(top["component"].tolist(), top["size"].tolist(), top["label"].tolist(),
+                        top["count"].tolist()))
+        before = self.current if self.current is not None else rows
+        now = {r[0] for r in rows}
+        entered = now - {r[0] for r in before}
+        left = [r for r in before if r[0] not in now]
+        self.current, self.count = rows, data["count"]
         has_labels = self.top_labels is not None
         head = (f"<div><b>{data['count']:,}</b> {html.escape(self.noun)} "
                 f"<span class='muted'>({data['nodes']:,} nodes in them"
                 f"{'; ' + html.escape(span) if span else ''})</span></div>")
+        if not rows and not left:
+            return head + "<div class='muted'>no components in this window</div>"
         cols = "<th>#</th><th>component</th><th>size</th>" + (
             "<th>top label</th><th>count</th>" if has_labels else "")
         body = []
-        for i, r in enumerate(top.itertuples(index=False)):
-            cls = " class='in'" if r.component in entered else ""
-            cells = f"<td>{i + 1}</td><td>{_fmt(r.component)}</td><td>{r.size:,}</td>"
+        for i, (comp, size, label, count) in enumerate(rows):
+            cls = " class='in' title='entered the top list'" if comp in entered else ""
+            cells = f"<td>{i + 1}</td><td>{_fmt(comp)}</td><td>{size:,}</td>"
             if has_labels:
-                cells += f"<td>{_fmt(r.label)}</td><td>{_fmt(r.count)}</td>"
+                cells += f"<td>{_fmt(label)}</td><td>{_fmt(count)}</td>"
             body.append(f"<tr{cls}>{cells}</tr>")
-        for r in left.itertuples(index=False):
-            cells = f"<td>–</td><td>{_fmt(r.component)}</td><td>{r.size:,}</td>"
+        for comp, size, label, count in left:
+            cells = f"<td>–</td><td>{_fmt(comp)}</td><td>{size:,}</td>"
             if has_labels:
-                cells += f"<td>{_fmt(r.label)}</td><td>{_fmt(r.count)}</td>"
+                cells += f"<td>{_fmt(label)}</td><td>{_fmt(count)}</td>"
             body.append(f"<tr class='out' title='left the top list'>{cells}</tr>")
-        legend = ("<div class='muted'>largest first; <span style='background:#dafbe1'>new in "
-                  "the list</span>, <span style='color:#cf222e;text-decoration:line-through'>"
-                  "left it</span> on this move</div>")
-        if not len(top) and not len(left):
-            return head + "<div class='muted'>no components in this window</div>"
-        return head + f"<table><tr>{cols}</tr>{''.join(body)}</table>" + legend
+        return head + f"<table><tr>{cols}</tr>{''.join(body)}</table>" + _LEGEND
+
+
+_LEGEND = ("<div class='muted'>largest first; <span style='background:#dafbe1'>new in the "
+           "list</span>, <span style='color:#cf222e;text-decoration:line-through'>left it</span>"
+           " on this move</div>")
 
 
 def _fmt(value) -> str:
