@@ -264,10 +264,7 @@ class Explorer:
             while len(self.reference_curves) > 32:
                 self.reference_curves.popitem(last=False)
         curves = self.reference_curves[pos]
-        self.iterations.set_references(curves)
-        self.iterations.figure.title.text = (
-            f"records in difference per iteration ({self.loop}); dashed: position {pos} "
-            f"from scratch")
+        self.iterations.set_references(curves, pos)
         return curves
 
     # -- display --------------------------------------------------------------------------------
@@ -275,11 +272,22 @@ class Explorer:
         from IPython.display import display
 
         _ensure_bokehjs()
+        self._refresh_plots()
         display(self.widget)
 
     def _repr_mimebundle_(self, **kwargs):
         _ensure_bokehjs()
+        self._refresh_plots()
         return self.widget._repr_mimebundle_(**kwargs)
+
+    def _refresh_plots(self) -> None:
+        """A BokehModel's front end applies patches only once a view exists, so the moves
+        made before the explorer is shown (the first window, at least) would be missing:
+        re-serialize each plot's document into its render bundle before displaying."""
+        for plot, model in ((self.iterations, self.iterations.figure),
+                            (self.lattice, self.lattice.figure),
+                            (self.latency, self.latency.layout)):
+            plot.widget.update_from_model(model)
 
     def close(self) -> None:
         """Close every widget (front-end views go away)."""
@@ -317,7 +325,8 @@ class Explorer:
             self.move_to(change["new"])
 
     def _on_play(self, change) -> None:
-        if self._syncing or self._busy:
+        # a tick counts up; Stop (or a repeat) resets the counter, which is not a tick
+        if self._syncing or self._busy or change["new"] <= change["old"]:
             return
         target = self.controls.next_target(self.feed.position)
         if target == self.feed.position:
@@ -416,10 +425,12 @@ def explore(feed, collections, **options) -> Explorer:
 
 
 def explore_graph(batches, algorithm: str = "scc", *, labels="auto", name: str = "edges",
-                  **options) -> Explorer:
+                  stats_epochs: int = 200, **options) -> Explorer:
     """Everything in one call: a new flow with an input fed by ``batches`` (a
     :class:`~ddlab.sources.WindowBatches`), the SCC or CC program with the components panel,
-    and the explorer (its ``flow``, ``feed`` and ``program`` are attributes).
+    and the explorer (its ``flow``, ``feed`` and ``program`` are attributes).  The flow keeps
+    the statistics of the last ``stats_epochs`` epochs (the plots need the last few), so a long
+    session's memory stays flat.
 
     >>> from ddlab.sources import load_dataset, window_batches        # doctest: +SKIP
     >>> ex = explore_graph(window_batches(load_dataset("collegemsg"), "7d", "1d"))  # doctest: +SKIP
@@ -427,7 +438,7 @@ def explore_graph(batches, algorithm: str = "scc", *, labels="auto", name: str =
     import ddlab
     from ddlab.sources import WindowFeed
 
-    flow = ddlab.Dataflow(f"explore {algorithm}")
+    flow = ddlab.Dataflow(f"explore {algorithm}", stats_epochs=stats_epochs)
     edges = flow.input(name, columns=list(batches.columns))
     program = component_collections(edges, algorithm, labels=labels)
     feed = WindowFeed(batches, edges, flow, step=False)

@@ -83,7 +83,7 @@ class IterationPlot:
         self.current.data = rows[-1] if rows else {k: [] for k in past}
         self.references.data = {"xs": [], "ys": [], "name": [], "colour": []}
 
-    def set_references(self, curves: dict) -> None:
+    def set_references(self, curves: dict, position: int | None = None) -> None:
         """Show the from-scratch curves ``{name: records per iteration}`` (one data change;
         rare: on demand)."""
         xs, ys, names, colours = [], [], [], []
@@ -91,6 +91,7 @@ class IterationPlot:
             if name in curves and curves[name] is not None:
                 x, y = _positive(curves[name])
                 xs.append(x); ys.append(y)
-                names.append(f"{name} from scratch ({int(y.sum()):,})")
+                at = f" at {position}" if position is not None else ""
+                names.append(f"{name} from scratch{at} ({int(y.sum()):,})")
                 colours.append(REFERENCE_COLOURS[name])
         self.references.data = {"xs": xs, "ys": ys, "name": names, "colour": colours}

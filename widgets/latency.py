@@ -22,8 +22,9 @@ class LatencyPlot:
         self.epochs = epochs
         self.source = ColumnDataSource(data={"epoch": [], "engine_ms": [], "total_ms": [],
                                              "retained": [], "position": []})
-        time_fig = figure(title="latency per move (ms)", width=width, height=height,
-                          x_axis_label=None, y_axis_label="ms", tools="pan,wheel_zoom,reset",
+        time_fig = figure(title="latency per move (ms, log)", width=width, height=height,
+                          x_axis_label=None, y_axis_label="ms", y_axis_type="log",
+                          tools="pan,wheel_zoom,reset",
                           toolbar_location=None)
         time_fig.line("epoch", "total_ms", source=self.source, color="#9467bd",
                       legend_label="end to end", line_width=1.5)
@@ -42,7 +43,8 @@ class LatencyPlot:
         state_fig.line("epoch", "retained", source=self.source, color="#2ca02c", line_width=1.5)
         state_fig.yaxis.formatter.use_scientific = False
         self.figures = (time_fig, state_fig)
-        self.widget = BokehModel(column(time_fig, state_fig))
+        self.layout = column(time_fig, state_fig)
+        self.widget = BokehModel(self.layout)
         self.widget.add_class("ddlab-latency")
 
     def row(self, flow, epoch: int, position: int, total_s: float) -> dict:

@@ -56,7 +56,7 @@ class ResultsPanel:
         self.views = dict(views)
         self.components, self.top_labels = components, top_labels
         self.noun, self.top, self.rows = noun, top, rows
-        self.widget = w.HTML(layout=w.Layout(min_width="340px", max_height="420px",
+        self.widget = w.HTML(layout=w.Layout(min_width="340px", max_height="520px",
                                              overflow="auto"))
         self.widget.add_class("ddlab-results")
         self.current: list | None = None   # the top list shown now: (component, size, label, count)
@@ -116,7 +116,7 @@ class ResultsPanel:
             if has_labels:
                 cells += f"<td>{_fmt(label)}</td><td>{_fmt(count)}</td>"
             body.append(f"<tr class='out' title='left the top list'>{cells}</tr>")
-        return head + f"<table><tr>{cols}</tr>{''.join(body)}</table>" + _LEGEND
+        return head + _LEGEND + f"<table><tr>{cols}</tr>{''.join(body)}</table>"
 
 
 _LEGEND = ("<div class='muted'>largest first; <span style='background:#dafbe1'>new in the "

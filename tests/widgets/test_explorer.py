@@ -349,3 +349,32 @@ def test_twitter24h_scc_with_top_labels(spark):
             seen[k] = snap
     finally:
         batches.unpersist()
+
+
+def _find_high(obj, mapper_id):
+    """The ``high`` of model ``mapper_id`` inside a serialized bokeh document."""
+    if isinstance(obj, dict):
+        if obj.get("id") == mapper_id and "attributes" in obj:
+            return obj["attributes"].get("high")
+        for v in obj.values():
+            found = _find_high(v, mapper_id)
+            if found is not None:
+                return found
+    elif isinstance(obj, list):
+        for v in obj:
+            found = _find_high(v, mapper_id)
+            if found is not None:
+                return found
+    return None
+
+
+def test_showing_the_explorer_carries_the_moves_made_before_it(college):
+    """The front end applies plot patches only to a view that exists: what was drawn before
+    display (the first window at least) must be in the render bundle when it is shown."""
+    _, batches = college
+    ex = new_explorer(batches, reference_at_start=False)
+    ex.slider.value = 40
+    mapper = ex.lattice.mapper
+    assert _find_high(ex.lattice.widget.render_bundle, mapper.id) != mapper.high
+    ex._repr_mimebundle_()
+    assert _find_high(ex.lattice.widget.render_bundle, mapper.id) == mapper.high
