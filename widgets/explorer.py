@@ -290,10 +290,12 @@ class Explorer:
             plot.widget.update_from_model(model)
 
     def close(self) -> None:
-        """Close every widget (front-end views go away)."""
-        self.widget.close()
-        for child in (self.controls.play, self.controls.slider):
-            child.close()
+        """Close every widget of the layout (front-end views go away, comms are released)."""
+        todo = [self.widget]
+        while todo:
+            widget = todo.pop()
+            todo.extend(getattr(widget, "children", ()))
+            widget.close()
 
     # -- internals ------------------------------------------------------------------------------
     def _upstream_loops(self, collections, components) -> list[str]:

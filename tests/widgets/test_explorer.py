@@ -378,3 +378,27 @@ def test_showing_the_explorer_carries_the_moves_made_before_it(college):
     assert _find_high(ex.lattice.widget.render_bundle, mapper.id) != mapper.high
     ex._repr_mimebundle_()
     assert _find_high(ex.lattice.widget.render_bundle, mapper.id) == mapper.high
+
+
+def test_a_self_stepping_feed_works_too(college):
+    """Plain-Python users may give a WindowFeed that closes its own epochs (step=True)."""
+    events, batches = college
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    program = component_collections(edges, "scc")
+    feed = WindowFeed(batches, edges, flow)          # step=True: seek() runs flow.step()
+    ex = explore(feed, {"scc": program.result}, **program.options())
+    for k in (5, 2):
+        before = flow.epoch
+        ex.slider.value = k
+        assert flow.epoch == before + 1
+        check_move(ex, events)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ddlab.widgets import program
+
+    result = doctest.testmod(program, extraglobs={"ddlab": ddlab})
+    assert result.attempted > 0 and result.failed == 0
