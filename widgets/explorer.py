@@ -354,6 +354,7 @@ class Explorer:
         epoch = flow.epoch - 1
         pos = feed.position
         span = feed.span()
+        previous = self.results.count if self.moves else None
         data = self.results.update(span)
         self.iterations.update(flow, epoch, pos)
         self.lattice.update(flow, epoch)
@@ -367,7 +368,8 @@ class Explorer:
         tables = data["tables"]
         changes = []
         if "count" in data:
-            changes.append(f"{data['count']:,} {html.escape(self.results.noun)}")
+            delta = f" ({data['count'] - previous:+,d})" if previous is not None else ""
+            changes.append(f"{data['count']:,} {html.escape(self.results.noun)}{delta}")
         for name, (n, _, ch) in tables.items():
             plus = int((ch["diff"] > 0).sum()) if len(ch) else 0
             minus = int((ch["diff"] < 0).sum()) if len(ch) else 0
