@@ -32,6 +32,8 @@ The magics (every command has ``--help``; ``%dd?`` shows this overview)::
         %dd stats scc --by iteration
     %dd graph [NAME] [--epoch E]             SVG of the dataflow, loops as nested boxes,
         %dd graph cc                         edges labelled with the updates they carried
+    %dd explore NAME [--kind scc|cc|table]   the window explorer: slider, Play, live plots
+        %dd explore scc
     %dd status                               the session (also: %dd alone)
     %dd drop NAME                            forget a declaration (the flow is rebuilt)
     %dd rebuild [--restart]                  rebuild from the declarations (same epoch and

@@ -39,6 +39,8 @@ ddlab magics: declare, step and inspect a differential dataflow in this kernel.
   %dd show NAME | %dd changes NAME | %dd trace NAME   contents, last epoch's changes, trace
   %dd stats [NAME] [--by operator|iteration|time]    per-operator statistics
   %dd graph [NAME]                       the dataflow picture, edges labelled with updates
+  %dd explore NAME                       slide the window and watch NAME, the per-iteration
+        differences, the lattice trace and latency live (the explorer widget)
   %dd status | %dd drop NAME | %dd rebuild [--restart] | %dd reset
 
 Declared names are Python variables (collections): use them in Python, too.

@@ -41,8 +41,20 @@ class Session:
         self.max_iterations = max_iterations
         self.inputs: dict[str, InputDecl] = {}
         self.derived: dict[str, DerivedDecl] = {}
+        self._listeners: list = []
         self.state = self._build({}, {}, {}, Snapshot())
         self.log: list[EpochLine] = []
+
+    def on_new_flow(self, callback) -> None:
+        """Call ``callback(state)`` whenever a declaration, drop, rebuild or reset replaces the
+        live flow (e.g. so an explorer of the old flow stops and says so); a callback that
+        returns True is not called again."""
+        self._listeners.append(callback)
+
+    def _replace_state(self, state: FlowState) -> None:
+        old, self.state = self.state, state
+        if state.flow is not old.flow:
+            self._listeners = [cb for cb in self._listeners if not cb(state)]
 
     # -- lookups ------------------------------------------------------------------------
     @property
@@ -178,7 +190,7 @@ class Session:
         for decl in self.inputs.values():
             decl.release()
         self.inputs, self.derived, self.log = {}, {}, []
-        self.state = self._build({}, {}, {}, Snapshot())
+        self._replace_state(self._build({}, {}, {}, Snapshot()))
 
     # -- epochs -----------------------------------------------------------------------------
     def step(self, n: int = 1, progress=None) -> StepResult:
@@ -299,4 +311,5 @@ class Session:
                           progress=progress, what=what)
 
     def _commit(self, inputs, derived, state: FlowState) -> None:
-        self.inputs, self.derived, self.state = dict(inputs), dict(derived), state
+        self.inputs, self.derived = dict(inputs), dict(derived)
+        self._replace_state(state)

@@ -63,6 +63,8 @@ def test_ipython_snippet_runs_cell_by_cell():
             assert result.success, f"cell failed:\n{cell}\n{result.error_in_exec!r}"
         scc = shell.user_ns["scc"]
         assert scc.flow.epoch == 7  # the first result, five steps forward, one back
+        explorer = shell.user_ns["_"]
+        assert type(explorer).__name__ == "Explorer" and explorer.position == 4
     finally:
         shell.run_line_magic("unload_ext", "ddlab")
         InteractiveShell.clear_instance()

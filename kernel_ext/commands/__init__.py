@@ -3,7 +3,8 @@
 - :mod:`.declare`: ``%dd input`` and ``%%dd NAME`` (declaring collections);
 - :mod:`.stepping`: ``%dd step``, ``insert``, ``remove`` (closing epochs);
 - :mod:`.inspect`: ``%dd show``, ``changes``, ``trace``, ``stats``, ``graph`` (looking);
-- :mod:`.manage`: ``%dd status``, ``drop``, ``rebuild``, ``reset`` (the session itself).
+- :mod:`.manage`: ``%dd status``, ``drop``, ``rebuild``, ``reset`` (the session itself);
+- :mod:`.explore`: ``%dd explore`` (the window explorer of ``ddlab.widgets``).
 
 A command is a function ``(magics, line, ns)`` with an argparse parser attached by
 IPython's ``@magic_arguments`` (``--help`` prints it); it returns a result object from
@@ -13,7 +14,7 @@ family (``explore``, ``save``/``load``) is a new module whose commands are added
 """
 from __future__ import annotations
 
-from . import declare, inspect, manage, stepping
+from . import declare, explore, inspect, manage, stepping
 
 __all__ = ["COMMANDS", "DEFINE"]
 
@@ -22,6 +23,7 @@ COMMANDS = {
     "input": declare.input_, "step": stepping.step, "insert": stepping.insert,
     "remove": stepping.remove, "show": inspect.show, "changes": inspect.changes,
     "trace": inspect.trace, "stats": inspect.stats, "graph": inspect.graph,
+    "explore": explore.explore,
     "drop": manage.drop, "reset": manage.reset, "rebuild": manage.rebuild,
     "status": manage.status,
 }
