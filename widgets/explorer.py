@@ -219,6 +219,17 @@ class Explorer:
         self._sync_controls()
         return self.feed.position
 
+    def sync(self) -> None:
+        """Catch up with an epoch closed elsewhere (``%dd step`` moving the same feed, rows
+        inserted by hand): show the flow's last epoch and the feed's position."""
+        last = self.flow.epoch - 1
+        if last >= 0 and last != self.last_move.get("epoch"):
+            log = self.flow.epoch_log(last=1)
+            engine_s = float(log["seconds"].iloc[-1]) if len(log) else 0.0
+            self._show(self.last_move.get("position", self.feed.position),
+                       time.perf_counter() - engine_s, engine_s)
+        self._sync_controls()
+
     def forward(self, n: int = 1) -> int:
         return self.move_to(min(self.feed.position + n, self.feed.steps - 1))
 
@@ -350,7 +361,12 @@ class Explorer:
             self._error(err, f"moving from position {before} to {target}")
             self.controls.play.playing = False
             return False
-        engine_s = time.perf_counter() - start
+        self._show(before, start, time.perf_counter() - start)
+        return True
+
+    def _show(self, before: int, start: float, engine_s: float) -> None:
+        """Update every panel and plot for the flow's last epoch (one stream per source)."""
+        feed, flow = self.feed, self.flow
         epoch = flow.epoch - 1
         pos = feed.position
         span = feed.span()
@@ -381,7 +397,6 @@ class Explorer:
             f"<span style='color:{PLUS}'>●</span> position {pos} {html.escape(span)} · "
             f"epoch {epoch} · moved {pos - before:+d} · " + " · ".join(changes) +
             f" · engine {engine_s * 1000:.1f} ms · total {total_s * 1000:.1f} ms")
-        return True
 
     def _sync_controls(self) -> None:
         pos = self.feed.position

@@ -402,3 +402,14 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(program, extraglobs={"ddlab": ddlab})
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_sync_catches_up_with_epochs_closed_elsewhere(college):
+    """The magics may step the same feed (``%dd step``): ``sync()`` shows that epoch."""
+    events, batches = college
+    ex = new_explorer(batches, reference_at_start=False)
+    ex.feed.forward(2)
+    ex.flow.step()
+    ex.sync()
+    assert ex.position == 2 and ex.slider.value == 2
+    check_move(ex, events)
