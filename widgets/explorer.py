@@ -87,10 +87,16 @@ class Explorer:
         if not isinstance(collections, dict) or not collections:
             raise TypeError("explore: collections must be a Collection, a View, or a non-empty "
                             "mapping name -> Collection/View")
-        for name, obj in collections.items():
-            if isinstance(obj, (Collection,)) and obj.flow is not self.flow:
-                raise DataflowError(f"explore: collection {name!r} belongs to another Dataflow "
-                                    f"than the feed's")
+        given = [(f"collection {n!r}", o) for n, o in collections.items()] + [
+            (what, o) for what, o in (("components", components), ("top_labels", top_labels),
+                                      ("window", window)) if o is not None]
+        for what, obj in given:   # check everything before making any view
+            if not isinstance(obj, (Collection, View)):
+                raise TypeError(f"explore: {what} must be a Collection or a View, not "
+                                f"{type(obj).__name__}")
+            if isinstance(obj, Collection) and obj.flow is not self.flow:
+                raise DataflowError(f"explore: {what} belongs to another Dataflow than the "
+                                    f"feed's")
         self.views = {name: _as_view(obj, f"collection {name!r}")
                       for name, obj in collections.items()}
         comp_view = _as_view(components, "components") if components is not None else None

@@ -323,7 +323,10 @@ def test_explorer_refuses_a_collection_of_another_flow(college):
     feed = WindowFeed(batches, edges, flow, step=False)
     with pytest.raises(ddlab.DataflowError, match="another Dataflow"):
         explore(feed, {"stray": stray})
+    with pytest.raises(TypeError, match="top_labels must be a Collection or a View"):
+        explore(feed, {"edges": edges}, top_labels=[1, 2])
     assert flow.epoch == 0 and feed.position == -1
+    assert len(flow.operators) == 1, "a refused explorer adds no view"
 
 
 # -- Twitter 24h: the Naiad demo's setting -------------------------------------------------------------
