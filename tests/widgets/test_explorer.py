@@ -416,3 +416,22 @@ def test_sync_catches_up_with_epochs_closed_elsewhere(college):
     ex.sync()
     assert ex.position == 2 and ex.slider.value == 2
     check_move(ex, events)
+
+
+def test_importing_without_bokeh_is_one_clear_line():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] in ('bokeh', 'jupyter_bokeh'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import ddlab.widgets\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ddlab.widgets._deps.MissingLabDependency: ddlab.widgets needs bokeh")
+    assert "pip install 'ddlab[lab]'" in last
