@@ -13,7 +13,14 @@ class MissingLabDependency(ImportError):
 
 def require_lab(find=find_spec) -> None:
     """Raise :class:`MissingLabDependency` naming the fix if a lab package is not installed."""
-    missing = [name for name in LAB_PACKAGES if find(name) is None]
+    missing = [name for name in LAB_PACKAGES if _absent(name, find)]
     if missing:
         raise MissingLabDependency(
             f"ddlab.widgets needs {', '.join(missing)}: pip install 'ddlab[lab]'")
+
+
+def _absent(name: str, find) -> bool:
+    try:
+        return find(name) is None
+    except (ImportError, ValueError):   # a broken or blocked installation counts as missing
+        return True

@@ -87,10 +87,16 @@ class Explorer:
         if not isinstance(collections, dict) or not collections:
             raise TypeError("explore: collections must be a Collection, a View, or a non-empty "
                             "mapping name -> Collection/View")
-        for name, obj in collections.items():
-            if isinstance(obj, (Collection,)) and obj.flow is not self.flow:
-                raise DataflowError(f"explore: collection {name!r} belongs to another Dataflow "
-                                    f"than the feed's")
+        given = [(f"collection {n!r}", o) for n, o in collections.items()] + [
+            (what, o) for what, o in (("components", components), ("top_labels", top_labels),
+                                      ("window", window)) if o is not None]
+        for what, obj in given:   # check everything before making any view
+            if not isinstance(obj, (Collection, View)):
+                raise TypeError(f"explore: {what} must be a Collection or a View, not "
+                                f"{type(obj).__name__}")
+            if isinstance(obj, Collection) and obj.flow is not self.flow:
+                raise DataflowError(f"explore: {what} belongs to another Dataflow than the "
+                                    f"feed's")
         self.views = {name: _as_view(obj, f"collection {name!r}")
                       for name, obj in collections.items()}
         comp_view = _as_view(components, "components") if components is not None else None
@@ -218,6 +224,17 @@ class Explorer:
             self._busy = False
         self._sync_controls()
         return self.feed.position
+
+    def sync(self) -> None:
+        """Catch up with an epoch closed elsewhere (``%dd step`` moving the same feed, rows
+        inserted by hand): show the flow's last epoch and the feed's position."""
+        last = self.flow.epoch - 1
+        if last >= 0 and last != self.last_move.get("epoch"):
+            log = self.flow.epoch_log(last=1)
+            engine_s = float(log["seconds"].iloc[-1]) if len(log) else 0.0
+            self._show(self.last_move.get("position", self.feed.position),
+                       time.perf_counter() - engine_s, engine_s)
+        self._sync_controls()
 
     def forward(self, n: int = 1) -> int:
         return self.move_to(min(self.feed.position + n, self.feed.steps - 1))
@@ -350,7 +367,12 @@ class Explorer:
             self._error(err, f"moving from position {before} to {target}")
             self.controls.play.playing = False
             return False
-        engine_s = time.perf_counter() - start
+        self._show(before, start, time.perf_counter() - start)
+        return True
+
+    def _show(self, before: int, start: float, engine_s: float) -> None:
+        """Update every panel and plot for the flow's last epoch (one stream per source)."""
+        feed, flow = self.feed, self.flow
         epoch = flow.epoch - 1
         pos = feed.position
         span = feed.span()
@@ -381,7 +403,6 @@ class Explorer:
             f"<span style='color:{PLUS}'>●</span> position {pos} {html.escape(span)} · "
             f"epoch {epoch} · moved {pos - before:+d} · " + " · ".join(changes) +
             f" · engine {engine_s * 1000:.1f} ms · total {total_s * 1000:.1f} ms")
-        return True
 
     def _sync_controls(self) -> None:
         pos = self.feed.position

@@ -30,7 +30,7 @@ class LatencyPlot:
                       legend_label="end to end", line_width=1.5)
         time_fig.line("epoch", "engine_ms", source=self.source, color="#1f77b4",
                       legend_label="engine", line_width=1.5)
-        time_fig.legend.location = "top_left"
+        time_fig.legend.location = "top_right"
         time_fig.legend.label_text_font_size = "8pt"
         time_fig.legend.background_fill_alpha = 0.5
         time_fig.add_tools(HoverTool(tooltips=[("epoch", "@epoch"), ("position", "@position"),

@@ -323,7 +323,10 @@ def test_explorer_refuses_a_collection_of_another_flow(college):
     feed = WindowFeed(batches, edges, flow, step=False)
     with pytest.raises(ddlab.DataflowError, match="another Dataflow"):
         explore(feed, {"stray": stray})
+    with pytest.raises(TypeError, match="top_labels must be a Collection or a View"):
+        explore(feed, {"edges": edges}, top_labels=[1, 2])
     assert flow.epoch == 0 and feed.position == -1
+    assert len(flow.operators) == 1, "a refused explorer adds no view"
 
 
 # -- Twitter 24h: the Naiad demo's setting -------------------------------------------------------------
@@ -402,3 +405,33 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(program, extraglobs={"ddlab": ddlab})
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_sync_catches_up_with_epochs_closed_elsewhere(college):
+    """The magics may step the same feed (``%dd step``): ``sync()`` shows that epoch."""
+    events, batches = college
+    ex = new_explorer(batches, reference_at_start=False)
+    ex.feed.forward(2)
+    ex.flow.step()
+    ex.sync()
+    assert ex.position == 2 and ex.slider.value == 2
+    check_move(ex, events)
+
+
+def test_importing_without_bokeh_is_one_clear_line():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] in ('bokeh', 'jupyter_bokeh'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import ddlab.widgets\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode != 0
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("ddlab.widgets._deps.MissingLabDependency: ddlab.widgets needs bokeh")
+    assert "pip install 'ddlab[lab]'" in last
