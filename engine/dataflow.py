@@ -48,7 +48,7 @@ class Dataflow:
     """
 
     def __init__(self, name: str = "dataflow", max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                 stats_epochs: int | None = 10_000):
+                 stats_epochs: int | None = 1_000):
         self.name = name
         self.max_iterations = max_iterations
         self.interner = Interner()

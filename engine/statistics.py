@@ -30,7 +30,7 @@ class Statistics:
     the epoch (with its step report), :meth:`discard` drops them (rollback).
     """
 
-    def __init__(self, flow, keep_epochs: int | None = 10_000):
+    def __init__(self, flow, keep_epochs: int | None = 1_000):
         self.flow = flow
         self.keep_epochs = keep_epochs
         self.running: list[tuple] = []

@@ -41,7 +41,8 @@ class Session:
         self.max_iterations = max_iterations
         self.inputs: dict[str, InputDecl] = {}
         self.derived: dict[str, DerivedDecl] = {}
-        self._listeners: list = []
+        self._listeners: list = []          # called when a new flow replaces the live one
+        self._epoch_listeners: list = []    # called after epochs closed by this session
         self.state = self._build({}, {}, {}, Snapshot())
         self.log: list[EpochLine] = []
 
@@ -50,6 +51,14 @@ class Session:
         live flow (e.g. so an explorer of the old flow stops and says so); a callback that
         returns True is not called again."""
         self._listeners.append(callback)
+
+    def on_epochs(self, callback) -> None:
+        """Call ``callback(state)`` after the session closed epochs (step, seek, insert), e.g.
+        so an explorer of the same feed catches up; a callback returning True is dropped."""
+        self._epoch_listeners.append(callback)
+
+    def _epochs_closed(self) -> None:
+        self._epoch_listeners = [cb for cb in self._epoch_listeners if not cb(self.state)]
 
     def _replace_state(self, state: FlowState) -> None:
         old, self.state = self.state, state
@@ -208,6 +217,8 @@ class Session:
             self._step_many(feeds, direction, total, lines, progress)
         finally:
             self.log.extend(lines)
+            if lines:
+                self._epochs_closed()
         note = ""
         if len(lines) < total:
             where = "the last window position" if direction > 0 else "the empty window"
@@ -236,6 +247,7 @@ class Session:
         except DataflowError as err:
             raise step_failed(err, [], self.flow.epoch) from err
         self.log.append(line)
+        self._epochs_closed()
         return StepResult([line])
 
     def seek(self, position: int, progress=None) -> StepResult:

@@ -53,13 +53,36 @@ def format_duration(seconds: int) -> str:
     return f"{seconds}s"
 
 
+#: Times below this many seconds are offsets from the data's start, not dates (Twitter 24h
+#: counts seconds within its day): shown as ``day D HH:MM`` instead of 1970 dates.
+RELATIVE_TIME_LIMIT = 366 * 86400
+
+
 def format_span(start: int, end: int, width: int) -> str:
-    """``[2004-04-15, 2004-04-22)``: dates when the window is whole days, else minutes."""
+    """``[2004-04-15, 2004-04-22)``: dates when the window is whole days, else minutes;
+    relative times (offsets below a year) as ``[00:00, 01:00)`` or ``[day 1 23:00, day 2 00:00)``.
+
+    >>> format_span(1081954800, 1082559600, 7 * 86400)
+    '[2004-04-14 15:00, 2004-04-21 15:00)'
+    >>> format_span(60, 3660, 3600)
+    '[00:01, 01:01)'
+    >>> format_span(86400 - 1800, 86400 + 1800, 3600)
+    '[day 0 23:30, day 1 00:30)'
+    """
+    if end <= RELATIVE_TIME_LIMIT:
+        days = end > 86400 or start >= 86400
+        return f"[{_offset(start, days)}, {_offset(end, days)})"
     unit = "D" if width % 86400 == 0 and start % 86400 == 0 else "min"
     fmt = "%Y-%m-%d" if unit == "D" else "%Y-%m-%d %H:%M"
     a = pd.Timestamp(start, unit="s").strftime(fmt)
     b = pd.Timestamp(end, unit="s").strftime(fmt)
     return f"[{a}, {b})"
+
+
+def _offset(seconds: int, days: bool) -> str:
+    d, rest = divmod(int(seconds), 86400)
+    clock = f"{rest // 3600:02d}:{rest % 3600 // 60:02d}"
+    return f"day {d} {clock}" if days else clock
 
 
 def _as_spark_df(events, spark):

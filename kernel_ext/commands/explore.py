@@ -62,6 +62,8 @@ def explore(magics, line, ns):
                    "window": s.handle(feed_name).view, "references": kind}
     explorer = widgets.explore(feed, {name: s.handle(name).view}, start=args.start, **options)
     s.on_new_flow(lambda state: _retire(explorer, name))
+    # %dd step/insert on the same flow: the explorer shows the new epoch (dropped once retired)
+    s.on_epochs(lambda state: explorer.sync() if state.flow is explorer.flow else True)
     return explorer
 
 

@@ -80,7 +80,7 @@ def test_auto_step_moves_and_spans():
     assert view.to_dict() == _expected(2) and flow.epoch == 3
     feed.seek(0, combine=True)
     assert view.to_dict() == _expected(0) and flow.epoch == 4
-    assert feed.span() == "[1970-01-01, 1970-01-03)" and feed.span(-1) == "empty"
+    assert feed.span() == "[day 0 00:00, day 2 00:00)" and feed.span(-1) == "empty"
     assert feed.width == 2 * 86400 and feed.step_seconds == 86400
 
 
@@ -107,3 +107,19 @@ def test_fetch_reads_the_next_move_without_moving():
     assert feed.fetch(+1) is None and feed.at_end and feed.position == 4
     back = feed.fetch(-1)
     assert (back["diff"] == -feed.batches.batch(4)["diff"]).all()
+
+
+def test_window_formatting_examples():
+    import doctest
+
+    from ddlab.sources import windows
+
+    result = doctest.testmod(windows)
+    assert result.failed == 0 and result.attempted >= 3
+
+
+def test_relative_times_read_as_clock_times_not_1970_dates():
+    from ddlab.sources import format_span
+
+    assert format_span(0, 3600, 3600) == "[00:00, 01:00)"
+    assert "1970" not in format_span(82800, 86400, 3600)

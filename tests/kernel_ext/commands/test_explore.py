@@ -41,6 +41,8 @@ def test_explore_scc_slides_the_window_and_matches_networkx(ip, spark):
         assert shown["label"].nunique() == _components(edges), f"window {k}"
         assert f"position {k}" in ex.status.value
     assert ex.flow is session.flow
+    dd(ip, "step 2")                   # the magics move the same feed: the explorer follows
+    assert ex.slider.value == 41 and "position 41" in ex.status.value
 
 
 def test_a_new_declaration_retires_the_explorer(ip, spark):
