@@ -32,6 +32,7 @@ SUITE = [
     ("window-scc", "twitter24h", None, "one step <= 30 ms median; growth <= 1.5"),
     ("figure1", "twitter24h", None, "slide <= 0.1% of prioritized full run"),
     ("spark-windows", "twitter24h", None, "load + window < 60 s; deliver < 5 ms median"),
+    ("explore", "twitter24h", None, "move <= 40 ms median, <= 120 ms p99; <= 20 kB; memory <= 1.2x"),
 ]
 NAIAD = {  # Naiad report, Table 2, single-threaded: (from scratch, per update)
     ("sssp", "random-1m-1m"): "4.71 s; 0.25 ms",
@@ -112,7 +113,9 @@ def write_markdown(results):
             continue
         other = []
         for k in ("matches_networkx", "sources", "reached", "state_growth", "slide_work_fraction",
-                  "load_and_window_s", "deliver_median_ms", "steps", "retained_updates"):
+                  "load_and_window_s", "deliver_median_ms", "steps", "retained_updates",
+                  "move_median_ms", "move_p99_ms", "engine_median_ms", "payload_kb",
+                  "memory_ratio"):
             if k in r:
                 other.append(f"{k}={r[k]}")
         lines.append(

@@ -54,58 +54,141 @@ class Collection:
         return self.op.label
 
     def rename(self, *columns: str) -> "Collection":
-        """The same collection with named fields (names show in views and pandas output)."""
+        """The same collection with named fields (names show in views and pandas output).
+
+        >>> flow = Dataflow(); pairs = flow.input("pairs")
+        >>> named = pairs.rename("src", "dst"); v = named.view()
+        >>> pairs.insert([(1, 2)]); _ = flow.step()
+        >>> named.columns, v.to_pandas().columns.tolist()
+        (['src', 'dst'], ['src', 'dst', 'multiplicity'])
+        """
         return Collection(self.op, list(columns))
 
     # -- linear operators --------------------------------------------------------------
     def map(self, fn: Callable, name: str | None = None) -> "Collection":
-        """Apply ``fn(record) -> record`` to every record (row-wise Python)."""
+        """Apply ``fn(record) -> record`` to every record (row-wise Python).
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> tens = xs.map(lambda x: x * 10).view()
+        >>> xs.insert([1, 2, 2]); _ = flow.step()
+        >>> tens.to_dict()
+        {10: 1, 20: 2}
+        """
         return Collection(Map(self.scope, self.op, fn, name))
 
     def flat_map(self, fn: Callable, name: str | None = None) -> "Collection":
-        """Replace every record by the records of ``fn(record)`` (an iterable)."""
+        """Replace every record by the records of ``fn(record)`` (an iterable).
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> out = xs.flat_map(lambda x: range(x)).view()
+        >>> xs.insert([2, 3]); _ = flow.step()
+        >>> out.to_dict()
+        {0: 2, 1: 2, 2: 1}
+        """
         return Collection(FlatMap(self.scope, self.op, fn, name))
 
     def filter(self, predicate: Callable, name: str | None = None) -> "Collection":
-        """Keep the records for which ``predicate(record)`` is true (row-wise Python)."""
+        """Keep the records for which ``predicate(record)`` is true (row-wise Python).
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> even = xs.filter(lambda x: x % 2 == 0).view()
+        >>> xs.insert([1, 2, 3, 4]); _ = flow.step()
+        >>> even.to_dict()
+        {2: 1, 4: 1}
+        """
         return Collection(Filter(self.scope, self.op, predicate, name), self.columns)
 
     def map_columns(self, fn: Callable, name: str | None = None,
                     columns: list[str] | None = None) -> "Collection":
-        """Fast path of ``map``: ``fn(*numpy_columns) -> column or tuple of columns``."""
+        """Fast path of ``map``: ``fn(*numpy_columns) -> column or tuple of columns``.
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> flipped = edges.map_columns(lambda s, d: (d, s)).view()
+        >>> edges.insert([(1, 2), (2, 3)]); _ = flow.step()
+        >>> flipped.to_dict()
+        {(2, 1): 1, (3, 2): 1}
+        """
         return Collection(MapColumns(self.scope, self.op, fn, name), columns)
 
     def filter_columns(self, predicate: Callable, name: str | None = None) -> "Collection":
-        """Fast path of ``filter``: ``predicate(*numpy_columns) -> boolean array``."""
+        """Fast path of ``filter``: ``predicate(*numpy_columns) -> boolean array``.
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> up = edges.filter_columns(lambda s, d: s < d).view()
+        >>> edges.insert([(1, 2), (3, 2)]); _ = flow.step()
+        >>> up.to_dict()
+        {(1, 2): 1}
+        """
         return Collection(FilterColumns(self.scope, self.op, predicate, name), self.columns)
 
     def project(self, *columns: int, name: str | None = None) -> "Collection":
-        """Select / reorder / repeat fields by position, e.g. ``edges.project(1, 0)``."""
+        """Select / reorder / repeat fields by position, e.g. ``edges.project(1, 0)``.
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> dsts = edges.project(1).view()
+        >>> edges.insert([(1, 2), (3, 2)]); _ = flow.step()
+        >>> dsts.to_dict()
+        {2: 2}
+        """
         names = [self.columns[j] for j in columns] if self.columns and all(
             0 <= j < len(self.columns) for j in columns) else None
         return Collection(Project(self.scope, self.op, columns, name), names)
 
     def concat(self, *others: "Collection", name: str | None = None) -> "Collection":
-        """Multiset sum (diffs add): ``a.concat(b)`` holds every record of both."""
+        """Multiset sum (diffs add): ``a.concat(b)`` holds every record of both.
+
+        >>> flow = Dataflow(); a = flow.input("a"); b = flow.input("b")
+        >>> both = a.concat(b).view()
+        >>> a.insert([1, 2]); b.insert([2]); _ = flow.step()
+        >>> both.to_dict()
+        {1: 1, 2: 2}
+        """
         ops = [self.op] + [self._bring(o).op for o in others]
         return Collection(Concat(self.scope, ops, name), self.columns)
 
     def negate(self, name: str | None = None) -> "Collection":
-        """Every multiplicity negated (``a.concat(b.negate())`` is ``a - b``)."""
+        """Every multiplicity negated (``a.concat(b.negate())`` is ``a - b``).
+
+        >>> flow = Dataflow(); a = flow.input("a"); b = flow.input("b")
+        >>> a_minus_b = a.concat(b.negate()).view()
+        >>> a.insert([1, 2]); b.insert([2]); _ = flow.step()
+        >>> a_minus_b.to_dict()
+        {1: 1}
+        """
         return Collection(Negate(self.scope, [self.op], name), self.columns)
 
     def consolidate(self, name: str | None = None) -> "Collection":
-        """At most one update per (record, time), none with diff 0."""
+        """At most one update per (record, time), none with diff 0.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> seen = []; _ = xs.consolidate().inspect(lambda r, t, d: seen.append((r, d)))
+        >>> xs.insert([1, 1]); xs.remove([1]); _ = flow.step()
+        >>> seen
+        [(1, 1)]
+        """
         return Collection(Consolidate(self.scope, [self.op], name), self.columns)
 
     def inspect(self, fn: Callable = print, name: str | None = None) -> "Collection":
-        """Debugging tap: ``fn(record, time, diff)`` for every update passing by."""
+        """Debugging tap: ``fn(record, time, diff)`` for every update passing by.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> _ = xs.inspect(lambda record, time, diff: print(record, time, diff))
+        >>> xs.insert([7]); _ = flow.step()
+        7 (0,) 1
+        """
         return Collection(Inspect(self.scope, self.op, fn, name), self.columns)
 
     # -- arrangements and keyed operators ----------------------------------------------
     def arrange(self, key_columns: int = 1, name: str | None = None) -> "Collection":
         """An indexed trace of this collection keyed by its first ``key_columns`` fields,
-        shareable by every join and reduce that reads it (built once, cached)."""
+        shareable by every join and reduce that reads it (built once, cached).
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> by_src = edges.arrange(); _ = by_src.view()
+        >>> edges.insert([(1, 2), (1, 3)]); _ = flow.step()
+        >>> len(by_src.history()), by_src.arrange() is by_src or by_src.id == by_src.arrange().id
+        (2, True)
+        """
         return Collection(self._arranged(key_columns, name), self.columns)
 
     def _arranged(self, nkey: int, name: str | None = None):
@@ -124,7 +207,13 @@ class Collection:
         return bring_into(self.scope, other, nkey)
 
     def enter(self, loop) -> "Collection":
-        """This collection inside ``loop`` (a :class:`Loop`, or any collection in the loop)."""
+        """This collection inside ``loop`` (a :class:`Loop`, or any collection in the loop).
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> loop = flow.loop("double"); inside = xs.enter(loop)
+        >>> inside.scope.path, inside.flow is flow
+        ('root/double', True)
+        """
         from .loops import bring_into
 
         return bring_into(loop.scope, self)
@@ -139,7 +228,16 @@ class Collection:
              name: str | None = None) -> "Collection":
         """Equi-join on the key.  The output is ``(key, left values..., right values...)``;
         ``select`` picks fields of it by position (a tuple, the fast path) or builds the
-        output record with ``select(key, left_value, right_value)`` (row-wise Python)."""
+        output record with ``select(key, left_value, right_value)`` (row-wise Python).
+
+        >>> flow = Dataflow()
+        >>> names = flow.input("names", columns=["id", "name"])
+        >>> ages = flow.input("ages", columns=["id", "age"])
+        >>> joined, picked = names.join(ages).view(), names.join(ages, select=(1, 2)).view()
+        >>> names.insert([(1, "ann"), (2, "bob")]); ages.insert([(1, 31)]); _ = flow.step()
+        >>> joined.to_dict(), joined.columns, picked.to_dict()
+        ({(1, 'ann', 31): 1}, ['id', 'name', 'age'], {('ann', 31): 1})
+        """
         ins = self._keyed(other, key_columns)
         op = Join(self.scope, ins[0], ins[1], key_columns, select, name)
         names = None
@@ -155,48 +253,115 @@ class Collection:
 
     def count(self, key_columns: int = 1, name: str | None = None) -> "Collection":
         """``(key, how many records have that key)``; for one-field records, per record.
-        ``key_columns=2`` counts per pair of leading fields, and so on."""
+        ``key_columns=2`` counts per pair of leading fields, and so on.
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> out_degree = edges.count().view()
+        >>> edges.insert([(1, 2), (1, 3), (2, 3)]); _ = flow.step()
+        >>> out_degree.to_dict()
+        {(1, 2): 1, (2, 1): 1}
+        """
         names = (self.columns[:key_columns] + ["count"]) if self.columns else None
         return self._reduce(agg.Count(), key_columns, name=name, columns=names)
 
     def sum(self, key_columns: int = 1, name: str | None = None) -> "Collection":
-        """``(key, sum of values)`` over records ``(key, number)``, multiplicities counted."""
+        """``(key, sum of values)`` over records ``(key, number)``, multiplicities counted.
+
+        >>> flow = Dataflow(); sales = flow.input("sales", columns=["shop", "amount"])
+        >>> totals = sales.sum().view()
+        >>> sales.insert([("a", 5), ("a", 5), ("b", 1)]); _ = flow.step()
+        >>> totals.to_dict()
+        {('a', 10): 1, ('b', 1): 1}
+        """
         return self._reduce(agg.Sum(), key_columns, name=name, columns=self.columns)
 
     def min(self, key_columns: int = 1, name: str | None = None) -> "Collection":
-        """``(key, smallest value)`` per key (values compare field by field)."""
+        """``(key, smallest value)`` per key (values compare field by field).
+
+        >>> flow = Dataflow(); dist = flow.input("dist", columns=["node", "d"])
+        >>> best = dist.min().view()
+        >>> dist.insert([(1, 4), (1, 2), (2, 7)]); _ = flow.step()
+        >>> best.to_dict()
+        {(1, 2): 1, (2, 7): 1}
+        """
         return self._reduce(agg.Extreme(largest=False), key_columns, name=name,
                             columns=self.columns)
 
     def max(self, key_columns: int = 1, name: str | None = None) -> "Collection":
-        """``(key, largest value)`` per key (values compare field by field)."""
+        """``(key, largest value)`` per key (values compare field by field).
+
+        >>> flow = Dataflow(); dist = flow.input("dist", columns=["node", "d"])
+        >>> dist.insert([(1, 4), (1, 2), (2, 7)])         # queued until the step
+        >>> worst = dist.max().view(); _ = flow.step(); worst.to_dict()
+        {(1, 4): 1, (2, 7): 1}
+        """
         return self._reduce(agg.Extreme(largest=True), key_columns, name=name,
                             columns=self.columns)
 
     def top_k(self, k: int, largest: bool = True, key_columns: int = 1,
               name: str | None = None) -> "Collection":
-        """Per key, the ``k`` records with the largest (or smallest) values."""
+        """Per key, the ``k`` records with the largest (or smallest) values.
+
+        >>> flow = Dataflow(); scores = flow.input("scores", columns=["team", "points"])
+        >>> best2 = scores.top_k(2).view()
+        >>> scores.insert([("a", 1), ("a", 5), ("a", 3), ("b", 2)]); _ = flow.step()
+        >>> sorted(best2.to_dict())
+        [('a', 3), ('a', 5), ('b', 2)]
+        """
         return self._reduce(agg.TopK(k, largest), key_columns, name=name, columns=self.columns)
 
     def distinct(self, name: str | None = None) -> "Collection":
-        """Every record with positive multiplicity, once."""
+        """Every record with positive multiplicity, once.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> once = xs.distinct().view()
+        >>> xs.insert([1, 1, 2]); _ = flow.step()
+        >>> once.to_dict()
+        {1: 1, 2: 1}
+        """
         return self._reduce(agg.DISTINCT, WHOLE_RECORD, name=name, columns=self.columns)
 
     def threshold(self, fn: Callable, name: str | None = None) -> "Collection":
-        """Every record with multiplicity ``fn(multiplicity)`` (numpy-vectorised ``fn``)."""
+        """Every record with multiplicity ``fn(multiplicity)`` (numpy-vectorised ``fn``).
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> twice_or_more = xs.threshold(lambda m: (m >= 2).astype(int)).view()
+        >>> xs.insert([1, 1, 2]); _ = flow.step()
+        >>> twice_or_more.to_dict()
+        {1: 1}
+        """
         return self._reduce(agg.Threshold(fn, "threshold"), WHOLE_RECORD, name=name,
                             columns=self.columns)
 
     def union(self, other: "Collection", name: str | None = None) -> "Collection":
-        """Multiset union: each record with the larger of its two multiplicities."""
+        """Multiset union: each record with the larger of its two multiplicities.
+
+        >>> flow = Dataflow(); a = flow.input("a"); b = flow.input("b")
+        >>> u = a.union(b).view()
+        >>> a.insert([1, 1, 2]); b.insert([1, 3]); _ = flow.step()
+        >>> u.to_dict()
+        {1: 2, 2: 1, 3: 1}
+        """
         return self._set_op(agg.UNION, other, name)
 
     def intersect(self, other: "Collection", name: str | None = None) -> "Collection":
-        """Multiset intersection: each record with the smaller of its two multiplicities."""
+        """Multiset intersection: each record with the smaller of its two multiplicities.
+
+        >>> flow = Dataflow(); a, b = flow.input("a"), flow.input("b"); both = a.intersect(b)
+        >>> a.insert([1, 1, 2]); b.insert([1, 3]); v = both.view(); _ = flow.step(); v.to_dict()
+        {1: 1}
+        """
         return self._set_op(agg.INTERSECT, other, name)
 
     def except_(self, other: "Collection", name: str | None = None) -> "Collection":
-        """Multiset difference: multiplicity ``max(a - b, 0)`` (SQL ``EXCEPT ALL``)."""
+        """Multiset difference: multiplicity ``max(a - b, 0)`` (SQL ``EXCEPT ALL``).
+
+        >>> flow = Dataflow(); stock, sold = flow.input("stock"), flow.input("sold")
+        >>> left = stock.except_(sold).view()
+        >>> stock.insert(["pen", "pen", "ink"]); sold.insert(["pen", "cap"])
+        >>> _ = flow.step(); left.to_dict()
+        {'pen': 1, 'ink': 1}
+        """
         return self._set_op(agg.EXCEPT, other, name)
 
     def _set_op(self, logic, other, name):
@@ -205,21 +370,45 @@ class Collection:
 
     def reduce(self, fn: Callable, key_columns: int = 1, name: str | None = None) -> "Collection":
         """General per-key reducer: ``fn(key, [(value, multiplicity), ...])`` returns
-        ``[(value, multiplicity), ...]``; output records are ``(key, value...)``."""
+        ``[(value, multiplicity), ...]``; output records are ``(key, value...)``.
+
+        >>> flow = Dataflow(); words = flow.input("words", columns=["doc", "word"])
+        >>> last = words.reduce(lambda key, vals: [(max(v for v, _ in vals), 1)]).view()
+        >>> words.insert([(1, "a"), (1, "bb"), (2, "c")]); _ = flow.step()
+        >>> last.to_dict()
+        {(1, 'bb'): 1, (2, 'c'): 1}
+        """
         return self._reduce(agg.UserReduce(fn), key_columns, name=name)
 
     group_by = reduce
 
     def cogroup(self, other: "Collection", fn: Callable, name: str | None = None) -> "Collection":
         """General binary reducer: ``fn(key, left_values, right_values)`` returns
-        ``[(value, multiplicity), ...]`` (values as in :meth:`reduce`)."""
+        ``[(value, multiplicity), ...]`` (values as in :meth:`reduce`).
+
+        >>> flow = Dataflow()
+        >>> a, b = flow.input("a", columns=["k", "v"]), flow.input("b", columns=["k", "w"])
+        >>> sizes = a.cogroup(b, lambda key, left, right: [((len(left), len(right)), 1)]).view()
+        >>> a.insert([(1, 10), (1, 11)]); b.insert([(1, 20), (2, 21)]); _ = flow.step()
+        >>> sizes.to_dict()
+        {(1, 2, 1): 1, (2, 0, 1): 1}
+        """
         return self._reduce(agg.UserCogroup(fn), 1, other=other, name=name)
 
     # -- loops -------------------------------------------------------------------------
     def iterate(self, body: Callable[["Collection"], "Collection"], max_iterations: int | None = None,
                 name: str | None = None) -> "Collection":
         """Fixed point of ``body`` starting from this collection: ``x0 = self``,
-        ``x(i+1) = body(x(i))``, returned once no update is left (nestable)."""
+        ``x(i+1) = body(x(i))``, returned once no update is left (nestable).
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> roots = flow.input("roots")
+        >>> reach = roots.iterate(lambda r: r.concat(
+        ...     r.map(lambda x: (x, 0)).join(edges, select=(2,))).distinct()).view()
+        >>> edges.insert([(1, 2), (2, 3), (4, 5)]); roots.insert([1]); _ = flow.step()
+        >>> sorted(reach.to_dict())
+        [1, 2, 3]
+        """
         from .loops import Loop
 
         loop = Loop(self.flow, self.scope, name or "iterate", max_iterations)
@@ -233,7 +422,14 @@ class Collection:
         """Prioritized fixed point (CIDR 2013): records enter in increasing ``priority``, each
         class starting from the fixed point reached with the classes before it; times
         ``(priority, iteration)`` compare lexicographically.  ``priority`` is a field position
-        holding non-negative integers, or a column-wise ``fn(*numpy_fields) -> int array``."""
+        holding non-negative integers, or a column-wise ``fn(*numpy_fields) -> int array``.
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x", "p"])
+        >>> out = xs.prioritize(1, lambda v: v.distinct()).view()
+        >>> xs.insert([(5, 1), (6, 0)]); _ = flow.step()
+        >>> out.to_dict()
+        {(5, 1): 1, (6, 0): 1}
+        """
         from .loops import Loop
 
         loop = Loop(self.flow, self.scope, name or "prioritize", max_iterations, prioritized=True)
@@ -243,7 +439,16 @@ class Collection:
         return loop.leave(result)
 
     def leave(self) -> "Collection":
-        """This collection taken out of its loop: its value at the fixed point."""
+        """This collection taken out of its loop: its value at the fixed point.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> loop = flow.loop("halve"); x = loop.variable(xs)
+        >>> halved = x.set(x.map(lambda v: v // 2).distinct())
+        >>> out = halved.leave().view()
+        >>> xs.insert([8]); _ = flow.step()
+        >>> out.to_dict()
+        {0: 1}
+        """
         if self.scope.parent is None:
             raise DataflowError(f"{self!r} is not inside a loop")
         return Collection(Leave(self.scope.parent, self.op), self.columns)
@@ -252,7 +457,15 @@ class Collection:
     def history(self):
         """The updates ``(fields..., time, diff)`` this collection's arrangement retains
         (compacted: times before the current epoch read as the current epoch).  Inside loops
-        the time shows every coordinate, e.g. ``(epoch, iteration)``: the lattice trace."""
+        the time shows every coordinate, e.g. ``(epoch, iteration)``: the lattice trace.
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"])
+        >>> arranged = xs.arrange(); _ = arranged.view()
+        >>> xs.insert([1, 2]); _ = flow.step(); xs.remove([1]); _ = flow.step()
+        >>> print(arranged.history().to_string(index=False))
+         x time  diff
+         2 (1,)     1
+        """
         import pandas as pd
 
         from .columns import decode_column
@@ -276,7 +489,13 @@ class Collection:
         return pd.DataFrame(data)
 
     def view(self, name: str | None = None):
-        """A materialized view of this collection, exact after every step."""
+        """A materialized view of this collection, exact after every step.
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"])
+        >>> v = xs.view(); xs.insert([3, 3]); _ = flow.step()
+        >>> v.to_dict(), len(v), v.epoch
+        ({3: 2}, 1, 1)
+        """
         from .view import View
 
         if self.scope.parent is not None:
@@ -287,7 +506,13 @@ class Collection:
         return View(sink, self)
 
     def subscribe(self, fn: Callable[[list], None], name: str | None = None) -> "Collection":
-        """Call ``fn(updates)`` after every step with that epoch's ``(record, time, diff)``s."""
+        """Call ``fn(updates)`` after every step with that epoch's ``(record, time, diff)``s.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> _ = xs.subscribe(lambda updates: print(updates))
+        >>> xs.insert([4]); _ = flow.step()
+        [(4, (0,), 1)]
+        """
         if self.scope.parent is not None:
             raise DataflowError(f"{self!r} is inside a loop; subscribe to it after leave()")
         sink = SubscribeSink(self.scope, self.op, fn, name or f"subscriber of {self.op.name}")

@@ -69,7 +69,13 @@ class Dataflow:
         return len(self._ops) - 1
 
     def input(self, name: str, columns: list[str] | None = None) -> InputCollection:
-        """A new input collection; ``columns`` names (and fixes the number of) its fields."""
+        """A new input collection; ``columns`` names (and fixes the number of) its fields.
+
+        >>> flow = Dataflow()
+        >>> edges = flow.input("edges", columns=["src", "dst"])
+        >>> edges.columns, list(flow.inputs)
+        (['src', 'dst'], ['edges'])
+        """
         if name in self._inputs:
             raise DataflowError(f"input {name!r} already exists in {self.name!r}")
         inp = InputCollection(Input(self.root, name), columns)
@@ -82,12 +88,29 @@ class Dataflow:
 
     def loop(self, name: str = "loop", max_iterations: int | None = None,
              prioritized: bool = False) -> Loop:
-        """A loop scope for mutual recursion: see :class:`~ddlab.engine.collection.Loop`."""
+        """A loop scope for mutual recursion: see :class:`~ddlab.engine.loops.Loop`.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> loop = flow.loop("reach"); x = loop.variable(xs)
+        >>> loop.scope.path, x.scope.path
+        ('root/reach', 'root/reach')
+        """
         return Loop(self, self.root, name, max_iterations, prioritized)
 
     def iterate(self, seeds, body, max_iterations: int | None = None, name: str = "iterate"):
         """Mutual recursion: ``body(*variables)`` returns one result per seed; returns the
-        fixed points (outside the loop) in the same order."""
+        fixed points (outside the loop) in the same order.
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> seeds = flow.input("seeds")
+        >>> hop = lambda xs: xs.map(lambda x: (x, 0)).join(edges, select=(2,))
+        >>> body = lambda e, o: (e.concat(hop(o)).distinct(), o.concat(hop(e)).distinct())
+        >>> even, odd = flow.iterate([seeds, seeds.filter(lambda x: False)], body)
+        >>> ev, od = even.view(), odd.view()
+        >>> edges.insert([(1, 2), (2, 3)]); seeds.insert([1]); _ = flow.step()
+        >>> sorted(ev.to_dict()), sorted(od.to_dict())
+        ([1, 3], [2])
+        """
         seeds = list(seeds)
         scope = max((s.scope for s in seeds), key=lambda s: s.depth)
         loop = Loop(self, scope, name, max_iterations)
@@ -106,7 +129,13 @@ class Dataflow:
 
     # -- running -----------------------------------------------------------------------
     def step(self) -> StepReport:
-        """Close the open epoch and run it to quiescence."""
+        """Close the open epoch and run it to quiescence.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); v = xs.view()
+        >>> xs.insert([1, 2]); report = flow.step()
+        >>> report.epoch, report.input_updates, flow.epoch, v.to_dict()
+        (0, 2, 1, {1: 1, 2: 1})
+        """
         if self._graph_changed:
             self.root.toposort()
             self._graph_changed = False
@@ -177,22 +206,52 @@ class Dataflow:
 
     def epoch_log(self, last: int | None = None) -> pd.DataFrame:
         """One row per kept epoch (the ``last`` ones): engine seconds, input updates, operator
-        runs, updates processed, updates retained after it (see :class:`StepReport`)."""
+        runs, updates processed, updates retained after it (see :class:`StepReport`).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 1]); _ = flow.step(); xs.insert([2]); _ = flow.step()
+        >>> flow.epoch_log()[["epoch", "input_updates"]].to_dict("list")
+        {'epoch': [0, 1], 'input_updates': [2, 1]}
+        """
         return self.statistics.epoch_log(last)
 
     def lattice(self, loop: str, epochs=None, *, by_operator: bool = False) -> pd.DataFrame:
         """Updates emitted inside ``loop`` (a scope path such as ``"root/scc"``, see
         :meth:`graph`) per epoch and iteration: the lattice trace (Naiad report, Figures
-        14-15); columns ``epoch, iteration[, operator], updates``."""
+        14-15); columns ``epoch, iteration[, operator], updates``.
+
+        >>> from ddlab.algorithms import connected_components
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> _ = connected_components(edges).view()
+        >>> edges.insert([(1, 2), (2, 3)]); _ = flow.step()
+        >>> edges.insert([(3, 4)]); _ = flow.step()
+        >>> cells = flow.lattice("root/cc")
+        >>> list(cells.columns), cells.groupby("epoch")["iteration"].max().to_dict()
+        (['epoch', 'iteration', 'updates'], {0: 2, 1: 3})
+        """
         return self.statistics.lattice(loop, epochs, by_operator=by_operator)
 
     def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch`` (what its feedback
-        carried): the per-iteration curve of the CIDR paper's Figure 1."""
+        carried): the per-iteration curve of the CIDR paper's Figure 1.
+
+        >>> from ddlab.algorithms import connected_components
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> _ = connected_components(edges).view()
+        >>> edges.insert([(1, 2), (2, 3), (3, 4)]); _ = flow.step()
+        >>> flow.loop_differences(0, "root/cc")["records"].tolist()
+        [4, 4, 2]
+        """
         return self.statistics.loop_differences(epoch, loop)
 
     def loops(self) -> list[str]:
-        """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``)."""
+        """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``).
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> _ = xs.iterate(lambda x: x.iterate(lambda y: y.distinct(), name="inner"), name="outer")
+        >>> flow.loops()
+        ['root/outer', 'root/outer/inner']
+        """
         out, todo = [], list(self.root.children)
         while todo:
             scope = todo.pop(0)
@@ -201,7 +260,14 @@ class Dataflow:
         return out
 
     def upstream(self, collection) -> set[int]:
-        """Ids of the operators ``collection`` depends on (itself included), loops too."""
+        """Ids of the operators ``collection`` depends on (itself included), loops too.
+
+        >>> flow = Dataflow(); a = flow.input("a"); b = flow.input("b")
+        >>> total = a.map(lambda x: x + 1).concat(b); _ = b.distinct()
+        >>> ops, _ = flow.graph()
+        >>> sorted(ops[ops["id"].isin(flow.upstream(total))]["label"])
+        ['a#0', 'b#1', 'concat#3', 'map#2']
+        """
         seen, todo = set(), [collection.op if hasattr(collection, "op") else collection]
         while todo:
             op = todo.pop()
@@ -212,17 +278,36 @@ class Dataflow:
         return seen
 
     def retained_updates(self) -> int:
-        """Updates held in all traces (arrangements, reduce outputs, views)."""
+        """Updates held in all traces (arrangements, reduce outputs, views).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step()
+        >>> flow.retained_updates() > 0
+        True
+        """
         return sum(len(tr) for op in self._ops for tr in op.traces())
 
     def compact(self) -> None:
-        """Merge every trace into one batch compacted to the current frontier."""
+        """Merge every trace into one batch compacted to the current frontier.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); v = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step(); xs.remove([1]); _ = flow.step()
+        >>> before = flow.retained_updates(); flow.compact()
+        >>> flow.retained_updates() <= before, v.to_dict()
+        (True, {2: 1})
+        """
         for op in self._ops:
             for tr in op.traces():
                 tr.compact()
 
     @property
     def operators(self) -> list:
+        """Every operator, in the order they were built (ids are positions).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.map(lambda x: x).view()
+        >>> [op.label for op in flow.operators]
+        ['xs#0', 'map#1', 'view of map#2']
+        """
         return list(self._ops)
 
     def graph(self, epoch: int | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -232,6 +317,19 @@ class Dataflow:
         top, ``iteration`` in a loop, ``priority`` in a prioritized loop).  ``edges``: source and target
         operator ids and how many updates the source emitted along it in ``epoch`` (default:
         the last completed epoch) - the Naiad report's Figure 9, from live statistics.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.map(lambda x: -x).view()
+        >>> xs.insert([1, 2]); _ = flow.step()
+        >>> ops, edges = flow.graph()
+        >>> print(ops[["id", "label", "kind"]].to_string(index=False))
+         id         label  kind
+          0          xs#0 input
+          1         map#1   map
+          2 view of map#2  view
+        >>> print(edges.to_string(index=False))
+         source  target  updates
+              0       1        2
+              1       2        2
         """
         if epoch is None:
             epoch = self.epoch - 1

@@ -25,15 +25,32 @@ class InputCollection(Collection):
         self._arity = len(columns) if columns else None
 
     def insert(self, rows) -> None:
-        """Add records (a list of tuples, or a pandas DataFrame)."""
+        """Add records (a list of tuples, or a pandas DataFrame).
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"]); v = edges.view()
+        >>> edges.insert([(1, 2), (2, 3)]); _ = flow.step(); v.to_dict()
+        {(1, 2): 1, (2, 3): 1}
+        """
         self._add(rows, +1)
 
     def remove(self, rows) -> None:
-        """Remove records; removing an absent record makes its multiplicity negative."""
+        """Remove records; removing an absent record makes its multiplicity negative.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); v = xs.view()
+        >>> xs.insert([1, 2]); xs.remove([2, 3]); _ = flow.step(); v.to_dict()
+        {1: 1, 3: -1}
+        """
         self._add(rows, -1)
 
     def update(self, updates) -> None:
-        """Add ``(record, diff)`` pairs, or a DataFrame whose ``diff`` column holds the diffs."""
+        """Add ``(record, diff)`` pairs, or a DataFrame whose ``diff`` column holds the diffs.
+
+        >>> import pandas as pd
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"]); v = xs.view()
+        >>> xs.update([(1, 2), (5, 1)]); xs.update(pd.DataFrame({"x": [5], "diff": [-1]}))
+        >>> _ = flow.step(); v.to_dict()
+        {1: 2}
+        """
         where = f"input {self.op.name!r}"
         if isinstance(updates, pd.DataFrame):
             if "diff" not in updates.columns:
@@ -102,7 +119,15 @@ class InputCollection(Collection):
         self.op.pending.append(Batch(cols, kinds, diffs))
 
     def pending_updates(self) -> list:
-        """The ``(record, diff)`` updates given since the last step (applied by the next)."""
+        """The ``(record, diff)`` updates given since the last step (applied by the next).
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> xs.insert([1]); xs.remove([2])
+        >>> xs.pending_updates(), xs.pending_count
+        ([(1, 1), (2, -1)], 2)
+        >>> _ = flow.step(); xs.pending_count
+        0
+        """
         return self._decode_pending()
 
     @property

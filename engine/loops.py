@@ -55,15 +55,39 @@ class Loop:
         flow._graph_changed = True
 
     def variable(self, seed: Collection, priority=None) -> "Variable":
+        """A loop variable starting from ``seed`` (brought into the loop); ``set`` it to the
+        body's result.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> loop = flow.loop("collatz"); n = loop.variable(xs)
+        >>> nxt = n.map(lambda v: v // 2 if v % 2 == 0 else (3 * v + 1 if v > 1 else 1))
+        >>> seen = n.set(n.concat(nxt).distinct())
+        >>> out = loop.leave(seen).view(); xs.insert([6]); _ = flow.step()
+        >>> sorted(out.to_dict())
+        [1, 2, 3, 4, 5, 6, 8, 10, 16]
+        """
         seed = bring_into(self.scope.parent, seed)
         ingress = Ingress(self.scope, seed.op, priority)
         head = Concat(self.scope, [ingress], name="variable")
         return Variable(head, seed.columns)
 
     def enter(self, collection: Collection) -> Collection:
+        """An outer collection as seen inside this loop (constant across iterations).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); loop = flow.loop()
+        >>> loop.enter(xs).scope.path
+        'root/loop'
+        """
         return collection.enter(self)
 
     def leave(self, collection: Collection) -> Collection:
+        """The fixed point of a collection of this loop, outside it.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); loop = flow.loop(); x = loop.variable(xs)
+        >>> out = loop.leave(x.set(x.distinct())).view(); xs.insert([1, 1]); _ = flow.step()
+        >>> out.to_dict()
+        {1: 1}
+        """
         if collection.scope is not self.scope:
             raise DataflowError(f"{collection!r} is not in loop {self.scope.path!r}")
         return collection.leave()
@@ -85,6 +109,14 @@ class Variable(Collection):
     _set = False
 
     def set(self, result: Collection) -> Collection:
+        """Feed ``result`` back as this variable's next iteration; returns ``result`` (in the
+        loop).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); loop = flow.loop(); x = loop.variable(xs)
+        >>> body = x.set(x.concat(x.map(lambda v: v - 1).filter(lambda v: v >= 0)).distinct())
+        >>> out = body.leave().view(); xs.insert([3]); _ = flow.step(); sorted(out.to_dict())
+        [0, 1, 2, 3]
+        """
         if self._set:
             raise DataflowError(f"loop variable {self.op.label} was already set")
         result = self._bring(result)

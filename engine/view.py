@@ -23,7 +23,12 @@ class View:
 
     @property
     def label(self) -> str:
-        """The label of the operator whose output this view holds."""
+        """The label of the operator whose output this view holds.
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"]); v = xs.distinct().view()
+        >>> v.label, v.columns, v.epoch
+        ('distinct#2', ['x'], 0)
+        """
         return self._sink.inputs[0].label
 
     @property
@@ -37,7 +42,12 @@ class View:
         return [f"c{j}" for j in range(arity)]
 
     def to_dict(self) -> dict:
-        """``{record: multiplicity}`` (a record is a tuple, or a bare value for one field)."""
+        """``{record: multiplicity}`` (a record is a tuple, or a bare value for one field).
+
+        >>> flow = Dataflow(); edges = flow.input("edges"); v = edges.view()
+        >>> edges.insert([(1, 2), (1, 2)]); _ = flow.step(); v.to_dict()
+        {(1, 2): 2}
+        """
         contents = self._sink.contents()
         if contents is None:
             return {}
@@ -47,7 +57,15 @@ class View:
 
     def to_pandas(self, limit: int | None = None) -> pd.DataFrame:
         """One row per record with its fields and a ``multiplicity`` column (the first
-        ``limit`` records in record order, when given: only those are decoded)."""
+        ``limit`` records in record order, when given: only those are decoded).
+
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"]); v = edges.view()
+        >>> edges.insert([(1, 2), (1, 2), (2, 3)]); _ = flow.step()
+        >>> print(v.to_pandas().to_string(index=False))
+         src  dst  multiplicity
+           1    2             2
+           2    3             1
+        """
         contents = self._sink.contents()
         if contents is None:
             return pd.DataFrame(columns=(self.columns or []) + ["multiplicity"])
@@ -61,7 +79,15 @@ class View:
         return pd.DataFrame(data)
 
     def changes(self) -> pd.DataFrame:
-        """The updates of the last completed epoch (fields and ``diff``)."""
+        """The updates of the last completed epoch (fields and ``diff``).
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"]); v = xs.view()
+        >>> xs.insert([1, 2]); _ = flow.step(); xs.remove([1]); xs.insert([3]); _ = flow.step()
+        >>> print(v.changes().to_string(index=False))
+         x  diff
+         1    -1
+         3     1
+        """
         batch = self._sink.epoch_changes
         if batch is None or not len(batch):
             return pd.DataFrame(columns=(self.columns or []) + ["diff"])

@@ -46,6 +46,17 @@ everything worked, so a failing declaration leaves the namespace and the engine 
 Configuration (``%config DDMagics.<name> = ...``): ``display_limit`` (rows shown, 20),
 ``short_errors`` (one-line errors, True), ``progress`` (progress row in notebooks, True),
 ``max_iterations`` (loop bound of new flows, 10000).
+
+Where things live (one room per concern; the extension uses only the public APIs of
+``ddlab.engine`` and ``ddlab.sources``):
+
+- ``magics.py``: the dispatcher; ``commands/``: one module per command family;
+- ``session.py`` (declarations -> live flow, atomic changes), ``declarations.py``,
+  ``build.py`` (a flow built beside the running one), ``epochs.py`` (one epoch),
+  ``evaluate.py`` (a ``%%dd`` body), ``loading.py`` (``--from`` -> records), ``messages.py``
+  (errors and hints), ``summaries.py`` (the group-bys of stats and trace), ``progress.py``;
+- ``display/``: tables, result objects, renderers of engine objects, lattice, SVG graph,
+  formatter registration.
 """
 from __future__ import annotations
 
@@ -57,9 +68,9 @@ def banner() -> str:
     from ddlab._version import __version__
 
     try:
-        from ddlab.sources import session as spark_session
+        from ddlab.sources import spark_status
 
-        ok, line = spark_session.spark_status()
+        ok, line = spark_status()
     except Exception as err:  # pragma: no cover - a broken sources install must not block loading
         line = f"Spark status unknown ({type(err).__name__}: {err})"
     return f"ddlab {__version__}: magics %dd and %%dd loaded (%dd --help) | {line}"
@@ -81,8 +92,8 @@ def load_ipython_extension(ip) -> None:
     if get_magics(ip) is not None:
         print("ddlab: already loaded (%dd --help)")
         return
+    from .display.register import register_formatters
     from .magics import DDMagics
-    from .register import register_formatters
 
     magics = DDMagics(shell=ip)
     ip.register_magics(magics)
@@ -92,7 +103,7 @@ def load_ipython_extension(ip) -> None:
 
 def unload_ipython_extension(ip) -> None:
     """Remove the magics and the displays (``%unload_ext ddlab.kernel_ext``)."""
-    from .register import unregister_formatters
+    from .display.register import unregister_formatters
 
     magics = get_magics(ip)
     if magics is None:

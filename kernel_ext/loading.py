@@ -10,20 +10,18 @@ what was wrong with the closest valid name.
 """
 from __future__ import annotations
 
-import ast
 import os
-import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
+from .declarations import InputDecl
+from .messages import SessionError, first_line, hint, suggest
 from .progress import NullProgress
-from .session import InputDecl, SessionError, suggest
 
-__all__ = ["LoadRequest", "load_input", "dataset_names"]
+__all__ = ["LoadRequest", "load_input"]
 
 
 @dataclass
@@ -45,25 +43,12 @@ class LoadRequest:
     multigraph: bool = False
 
 
-def dataset_names() -> list[str]:
-    """Named datasets (importing the catalogue starts no JVM)."""
-    from ddlab.sources.datasets import DATASETS, TRAVIAN_KINDS
-
-    return sorted(DATASETS) + [f"travian-{k}" for k in TRAVIAN_KINDS + ("all",)]
-
-
 def _is_spark_df(obj) -> bool:
     return hasattr(obj, "sparkSession") and hasattr(obj, "schema") and hasattr(obj, "select")
 
 
 def _is_load_result(obj) -> bool:
     return hasattr(obj, "df") and hasattr(obj, "report") and _is_spark_df(getattr(obj, "df"))
-
-
-def _hint(text: str | None, rest: str = "") -> str:
-    if not text:
-        return rest
-    return text[0].upper() + text[1:] + (" " + rest if rest else "")
 
 
 def _durations(req: LoadRequest):
@@ -75,7 +60,7 @@ def _durations(req: LoadRequest):
     if req.step is None:
         raise SessionError(f"{req.name}: --window needs --step.",
                            "Give both, e.g. --window 7d --step 1d.")
-    from ddlab.sources.windows import to_seconds
+    from ddlab.sources import to_seconds
 
     out = []
     for opt, value in (("--window", req.window), ("--step", req.step)):
@@ -92,7 +77,7 @@ def _check_columns(req: LoadRequest, wanted: list[str], present: list[str], what
         if col not in present:
             raise SessionError(
                 f"{req.name}: no column {col!r} in {what}.",
-                _hint(suggest(col, present), f"Its columns: {', '.join(map(str, present))}."))
+                hint(suggest(col, present), f"Its columns: {', '.join(map(str, present))}."))
 
 
 def _resolve(req: LoadRequest, namespace: dict):
@@ -117,6 +102,8 @@ def _resolve(req: LoadRequest, namespace: dict):
         raise SessionError(f"{req.name}: --from {token} is a {type(obj).__name__}, not a "
                            f"DataFrame.", "--from takes a pandas or Spark DataFrame variable, a "
                            "dataset name or a file path; rows go in with %dd insert.")
+    from ddlab.sources import dataset_names
+
     names = dataset_names()
     key = token.lower().replace("_", "").replace(" ", "")
     if key in names or key in {n.replace("-", "") for n in names}:
@@ -129,17 +116,17 @@ def _resolve(req: LoadRequest, namespace: dict):
         folder = path.parent if str(path.parent) else Path(".")
         siblings = [str(folder / p.name) if str(path.parent) not in ("", ".") else p.name
                     for p in folder.iterdir()] if folder.is_dir() else []
-        hint = suggest(token, siblings)
+        close = suggest(token, siblings)
         where = f"folder {folder}" if folder.is_dir() else f"missing folder {folder}"
         raise SessionError(f"{req.name}: no file {token!r} ({where}).",
-                           _hint(hint, "Give an existing CSV/JSON/Parquet path, a dataset name "
+                           hint(close, "Give an existing CSV/JSON/Parquet path, a dataset name "
                                        f"({', '.join(names[:5])}, ...) or a DataFrame variable."))
     frames = [k for k, v in namespace.items() if not k.startswith("_") and
               (isinstance(v, pd.DataFrame) or _is_spark_df(v))]
-    hint = suggest(token, names + frames)
+    close = suggest(token, names + frames)
     raise SessionError(
         f"{req.name}: unknown source {token!r}: not a variable, a dataset name or a file.",
-        _hint(hint, f"Datasets: {', '.join(names[:5])}, ...; DataFrame variables: "
+        hint(close, f"Datasets: {', '.join(names[:5])}, ...; DataFrame variables: "
                     f"{', '.join(frames) or 'none'}."))
 
 
@@ -192,73 +179,57 @@ def _from_pandas(req: LoadRequest, frame: pd.DataFrame, described: str) -> Input
                            "Pick the fields with --columns a,b (or --src/--dst).")
     present = list(frame.columns)
     source_cols, names = _record_columns(req, present, f"DataFrame {req.source}")
+    from ddlab.sources import records_with_diff
+
     records = frame[source_cols].copy()
     records.columns = names
-    records = _with_diff(records, names, req.multigraph)
+    records = records_with_diff(records, names, multigraph=req.multigraph)
     return InputDecl(req.name, names, described, "pandas", initial=records)
-
-
-def _with_diff(records: pd.DataFrame, names: list, multigraph: bool) -> pd.DataFrame:
-    """One row per record with its multiplicity (1 unless --multigraph) as ``diff``."""
-    if not len(records):
-        return records.assign(diff=pd.Series(dtype="int64"))
-    if records[names].isna().any().any():
-        records = records.dropna(subset=names)
-    if multigraph:
-        out = records.groupby(names, sort=False, dropna=False).size().rename("diff").reset_index()
-    else:
-        out = records.drop_duplicates().assign(diff=1)
-    for c in names:
-        if out[c].dtype.kind in "iu":
-            out[c] = out[c].astype(np.int64)
-    out["diff"] = out["diff"].astype(np.int64)
-    return out.reset_index(drop=True)
 
 
 # -- Spark ----------------------------------------------------------------------------------
 
-_MISSING = re.compile(r"(\w+)(?: column)? '?([^' ]+)'? not found; the columns are (\[.*\])")
-_RANGE = re.compile(r"(\w+)=(\d+): the source has only")
+_OPTION = {"src": "--src", "dst": "--dst", "time": "--time", "label": "--label",
+           "columns": "--columns"}
 
 
 def _spark(req: LoadRequest, progress):
-    from ddlab.sources import session as spark_session
+    from ddlab.sources import SparkUnavailable, get_spark, spark_running, spark_status
 
-    ok, why = spark_session.spark_status()
+    ok, why = spark_status()
     if not ok:
         raise SessionError(f"{req.name}: this source needs Spark, and {why[0].lower()}{why[1:]}",
                            "Or load a pandas DataFrame without --window: "
                            f"%dd input {req.name} --from df.")
-    if "session running" not in why:
+    if not spark_running():
         progress.phase("starting Spark")
     try:
-        return spark_session.get_spark()
-    except spark_session.SparkUnavailable as err:
+        return get_spark()
+    except SparkUnavailable as err:
         raise SessionError(f"{req.name}: Spark did not start: {err}",
                            "Load a pandas DataFrame instead, or fix Spark and retry.") from err
 
 
 def _load_error(req: LoadRequest, err: Exception, described: str) -> SessionError:
-    text = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-    m = _MISSING.search(text)
-    if m:
-        role, col = m.group(1), m.group(2)
-        try:
-            present = ast.literal_eval(m.group(3))
-        except (ValueError, SyntaxError):
-            present = []
-        opt = {"src": "--src", "dst": "--dst", "time": "--time", "label": "--label"}.get(role, role)
+    """A missing column (the sources' LoadError names it) or a one-line summary."""
+    column = getattr(err, "column", None)
+    if isinstance(column, str):
+        present = list(err.columns or [])
+        if err.role == "columns":          # --columns picked it (same words as _check_columns)
+            return SessionError(f"{req.name}: no column {column!r} in {described}.",
+                                hint(suggest(column, present),
+                                     f"Its columns: {', '.join(map(str, present))}."))
+        opt = _OPTION.get(err.role, err.role)
         return SessionError(
-            f"{req.name}: no column {col!r} in {described} (for {opt}).",
-            _hint(suggest(col, present),
-                  f"Its columns: {', '.join(map(str, present))}; map them with --src/--dst/--time."))
-    return SessionError(f"{req.name}: loading {described} failed: {text}",
+            f"{req.name}: no column {column!r} in {described} (for {opt}).",
+            hint(suggest(column, present),
+                 f"Its columns: {', '.join(map(str, present))}; map them with --src/--dst/--time."))
+    return SessionError(f"{req.name}: loading {described} failed: {first_line(err)}",
                         "Check the source, the column options and --time-format.")
 
 
 def _from_spark(req, kind, value, described, window, progress) -> InputDecl:
-    from ddlab.sources.datasets import DatasetNotFound
-    from ddlab.sources.loaders import LoadError
+    from ddlab.sources import DatasetNotFound, LoadError
 
     mapping = {k: getattr(req, k) for k in ("src", "dst", "time", "label") if getattr(req, k)}
     if kind == "dataset" and (mapping.keys() - {"label"} or req.columns or req.names
@@ -272,13 +243,9 @@ def _from_spark(req, kind, value, described, window, progress) -> InputDecl:
                            "Map the columns with --src/--dst/--time instead.")
     spark = _spark(req, progress)
     progress.phase(f"loading {described.replace(' (Spark)', '')} on Spark")
-    report = None
+    if kind in ("spark-df", "sql") and req.columns:
+        return _records(req, value, list(req.columns), described, None, progress, spark)
     try:
-        if kind in ("spark-df", "sql") and req.columns:
-            df = spark.sql(value) if kind == "sql" else value
-            _check_columns(req, req.columns, list(df.columns), described)
-            return _spark_records(req, df.select(*req.columns), list(req.columns), described,
-                                  None, progress)
         if kind == "dataset":
             from ddlab.sources import load_dataset
 
@@ -300,16 +267,14 @@ def _from_spark(req, kind, value, described, window, progress) -> InputDecl:
             if not req.header:
                 kw["header"] = False
             result = load_events(value, spark=spark, name=req.source or "sql", **kw)
-        report = result.report
-    except SessionError:
-        raise
     except (DatasetNotFound, FileNotFoundError) as err:
-        raise SessionError(f"{req.name}: {str(err).splitlines()[0]}",
+        raise SessionError(f"{req.name}: {first_line(err)}",
                            "Pass a path to the file with --from PATH.") from err
     except (LoadError, ValueError) as err:
         raise _load_error(req, err, described) from err
     except Exception as err:  # Spark AnalysisException, Py4J errors: summarise
         raise _load_error(req, err, described) from err
+    report = result.report
     if report is not None and req.label and "label" not in result.df.columns:
         raise SessionError(f"{req.name}: {described} has no label column.",
                            "Drop --label, or map one with --label COLUMN on a file or frame.")
@@ -327,27 +292,16 @@ def _from_spark(req, kind, value, described, window, progress) -> InputDecl:
                                "Check --window/--step against the data's time span.") from err
         return InputDecl(req.name, list(batches.columns), described, "spark", batches=batches,
                          report=report)
-    return _spark_records(req, result.df.select(*columns), columns, described, report, progress)
+    return _records(req, result, columns, described, report, progress, spark)
 
 
-def _spark_records(req, df, columns, described, report, progress) -> InputDecl:
-    from pyspark.sql import functions as F
+def _records(req, source, columns, described, report, progress, spark) -> InputDecl:
+    """The records of ``columns`` counted on Spark (``ddlab.sources.collect_records``)."""
+    from ddlab.sources import collect_records
 
     progress.phase("fetching the records from Spark")
-    if req.multigraph:
-        df = df.groupBy(*columns).agg(F.count(F.lit(1)).alias("diff"))
-    else:
-        df = df.distinct().withColumn("diff", F.lit(1).cast("long"))
     try:
-        frame = df.toPandas()
+        frame = collect_records(source, columns, multigraph=req.multigraph, spark=spark)
     except Exception as err:
         raise _load_error(req, err, described) from err
-    if req.multigraph:
-        frame = frame[columns + ["diff"]].dropna(subset=columns).reset_index(drop=True)
-        for c in columns:
-            if frame[c].dtype.kind in "iu":
-                frame[c] = frame[c].astype(np.int64)
-        frame["diff"] = frame["diff"].astype(np.int64)
-    else:
-        frame = _with_diff(frame[columns], columns, multigraph=False)
     return InputDecl(req.name, list(columns), described, "spark", initial=frame, report=report)

@@ -13,7 +13,8 @@ _EXPORTS = {
     # session.py
     "SparkUnavailable": "session", "get_spark": "session", "build_session": "session",
     "stop_spark": "session", "spark_status": "session", "check_java": "session",
-    "spark_target": "session", "is_connect": "session",
+    "spark_target": "session", "is_connect": "session", "require_pyspark": "session",
+    "spark_log_path": "session", "spark_running": "session",
     # loaders.py
     "load_events": "loaders", "LoadResult": "loaders", "LoadReport": "loaders", "LoadError": "loaders",
     # timeparse.py
@@ -22,9 +23,12 @@ _EXPORTS = {
     "load_dataset": "datasets", "DATASETS": "datasets", "DatasetNotFound": "datasets",
     "collegemsg": "datasets", "twitter24h": "datasets", "travian": "datasets", "enron": "datasets",
     "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets", "collegemsg_pandas": "datasets",
+    "dataset_names": "datasets",
     # windows.py
     "window_batches": "windows", "WindowBatches": "windows", "events_in_window": "windows",
     "to_seconds": "windows", "format_duration": "windows", "format_span": "windows",
+    # records.py
+    "records_with_diff": "records", "collect_records": "records",
     # feed.py
     "WindowFeed": "feed",
     # baseline.py
@@ -50,10 +54,12 @@ def __dir__():
 if TYPE_CHECKING:  # pragma: no cover
     from .baseline import BaselineResult, stateless_cc
     from .datasets import (DATASETS, DatasetNotFound, bitcoinotc, collegemsg, collegemsg_path, enron,
-                           load_dataset, shared_data_dir, travian, twitter24h)
+                           dataset_names, load_dataset, shared_data_dir, travian, twitter24h)
     from .feed import WindowFeed
     from .loaders import LoadError, LoadReport, LoadResult, load_events
-    from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect, spark_status,
+    from .records import collect_records, records_with_diff
+    from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect,
+                          require_pyspark, spark_log_path, spark_running, spark_status,
                           spark_target, stop_spark)
     from .timeparse import detect_time_format, strftime_to_spark
     from .windows import (WindowBatches, events_in_window, format_duration, format_span, to_seconds,

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from .session import require_pyspark
+
 __all__ = ["BaselineResult", "stateless_cc"]
 
 
@@ -59,6 +61,7 @@ def stateless_cc(edges, *, spark=None, max_iterations: int = 1000) -> BaselineRe
 
     ``edges``: a Spark or pandas DataFrame, e.g. ``WindowBatches.window_records(k)``.
     """
+    require_pyspark()
     from pyspark.sql import functions as F
 
     from .session import get_spark

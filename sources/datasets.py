@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Callable
 
 from .loaders import LoadResult, load_events
+from .session import require_pyspark
 
 __all__ = [
     "DatasetNotFound",
@@ -27,6 +28,7 @@ __all__ = [
     "shared_data_dir",
     "dataset_path",
     "load_dataset",
+    "dataset_names",
     "collegemsg",
     "collegemsg_path",
     "collegemsg_pandas",
@@ -142,6 +144,7 @@ def travian(kind: str = "messages", path=None, spark=None, *, label: bool = Fals
     (for ``"all"``: the folder holding the three zips).  ``"all"`` is one plain graph by
     default; ``label=True`` keeps each event's kind as ``label``.
     """
+    require_pyspark()
     from pyspark.sql import functions as F
 
     kinds = TRAVIAN_KINDS if kind == "all" else (kind,)
@@ -200,6 +203,16 @@ DATASETS: dict[str, DatasetInfo] = {
     "bitcoinotc": DatasetInfo("bitcoinotc", bitcoinotc, "bitcoinotc/soc-sign-bitcoinotc.csv.gz", "Bitcoin OTC trust ratings, 35,592 rows"),
 }
 _ALIASES = {f"travian-{k}": ("travian", k) for k in TRAVIAN_KINDS + ("all",)}
+
+
+def dataset_names() -> list[str]:
+    """Every name :func:`load_dataset` accepts, for menus and "did you mean" hints
+    (no file is touched and no JVM started).
+
+    >>> dataset_names()[:2], "travian-attacks" in dataset_names()
+    (['bitcoinotc', 'collegemsg'], True)
+    """
+    return sorted(DATASETS) + sorted(_ALIASES)
 
 
 def load_dataset(name: str, path=None, spark=None, **kwargs) -> LoadResult:

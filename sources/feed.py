@@ -51,19 +51,26 @@ class WindowFeed:
     and the feed is back where the engine is; once the epoch has committed there is nothing
     to undo.  So the feed alone owns its position.
 
+    ``position`` (and ``epochs``) take up a feed whose input already holds that window's
+    records, e.g. a dataflow rebuilt beside the old one that replayed its contents: nothing
+    is pushed, the next move starts from there.
+
     >>> feed = WindowFeed(batches, edges, flow)          # doctest: +SKIP
     >>> feed.forward(3); feed.backward(1); feed.seek(40, combine=True)   # doctest: +SKIP
     """
 
-    def __init__(self, batches, input, flow=None, *, step: bool = True):
+    def __init__(self, batches, input, flow=None, *, step: bool = True, position: int = -1,
+                 epochs: int = 0):
         self.auto_step = step
         if flow is None:
             flow = getattr(input, "flow", None) or getattr(input, "dataflow", None)
         if flow is None or not hasattr(flow, "step"):
             raise TypeError("WindowFeed needs the dataflow whose step() closes an epoch: WindowFeed(batches, input, flow)")
         self.batches, self.input, self.flow = batches, input, flow
-        self.position = -1
-        self.epochs = 0  # moves pushed (each closed its own epoch unless step=False)
+        if not -1 <= position < len(batches):
+            raise ValueError(f"WindowFeed position={position} is out of range -1..{len(batches) - 1}")
+        self.position = position
+        self.epochs = epochs  # moves pushed (each closed its own epoch unless step=False)
         self.last_update_s = 0.0  # time in input.update for the last move
         self.last_step_s = 0.0  # time in flow.step for the last move
         self.last_changes = 0  # update rows pushed by the last move
@@ -122,6 +129,14 @@ class WindowFeed:
             self.position, self.epochs = self._undo[0], self._undo[1]
         self._undo = None
         return self.position
+
+    def fetch(self, direction: int) -> pd.DataFrame | None:
+        """The batch a move of one position (``direction`` +1 or -1) would push, fetched now
+        without moving; ``None`` at an end.  A caller staging several feeds in one epoch
+        fetches them all first, so a failing fetch leaves nothing staged."""
+        if direction > 0:
+            return None if self.at_end else self.batches.batch(self.position + 1)
+        return None if self.position < 0 else negate(self.batches.batch(self.position))
 
     # -- moving -----------------------------------------------------------------------------
     def _push(self, batch: pd.DataFrame):

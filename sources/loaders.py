@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
+from .session import require_pyspark
+
 __all__ = ["LoadError", "LoadReport", "LoadResult", "load_events", "CANONICAL"]
 
 CANONICAL = ("src", "dst", "time")
@@ -20,7 +22,22 @@ _INTEGRAL = ("tinyint", "smallint", "int", "bigint")
 
 
 class LoadError(ValueError):
-    """The source cannot be loaded as asked (missing column, unknown format...)."""
+    """The source cannot be loaded as asked (missing column, unknown format...).
+
+    When a named column is missing or out of range, ``role`` says which option named it
+    (``src``, ``dst``, ``time``, ``label``, ``columns``), ``column`` what it named and
+    ``columns`` what the source has, so callers can suggest the closest one without reading
+    the message; otherwise they are ``None``.
+
+    >>> err = LoadError("src column 'from' not found", role="src", column="from", columns=["a"])
+    >>> err.role, err.column, err.columns
+    ('src', 'from', ['a'])
+    """
+
+    def __init__(self, message: str, *, role: str | None = None, column=None,
+                 columns: list | None = None):
+        super().__init__(message)
+        self.role, self.column, self.columns = role, column, columns
 
 
 @dataclass
@@ -185,10 +202,12 @@ def _resolve(df, ref, role: str) -> str | None:
     names = [c for c in df.columns if c != _CORRUPT]
     if isinstance(ref, int):
         if not 0 <= ref < len(names):
-            raise LoadError(f"{role}={ref}: the source has only {len(names)} columns {names}")
+            raise LoadError(f"{role}={ref}: the source has only {len(names)} columns {names}",
+                            role=role, column=ref, columns=names)
         return names[ref]
     if ref not in names:
-        raise LoadError(f"{role} column {ref!r} not found; the columns are {names}")
+        raise LoadError(f"{role} column {ref!r} not found; the columns are {names}",
+                        role=role, column=ref, columns=names)
     return ref
 
 
@@ -224,6 +243,7 @@ def load_events(
     field count, an empty id, an unparseable time or a time outside ``time_range`` (unix seconds,
     inclusive; None = open) are skipped and counted in the report.
     """
+    require_pyspark()
     from pyspark.sql import functions as F
     from pyspark.sql import Window
 

@@ -17,15 +17,19 @@ import sys
 import tempfile
 import threading
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = [
     "SparkUnavailable",
+    "require_pyspark",
+    "spark_log_path",
     "JavaInfo",
     "find_java",
     "check_java",
     "spark_status",
+    "spark_running",
     "spark_target",
     "get_spark",
     "build_session",
@@ -158,12 +162,19 @@ def _pyspark_version() -> str | None:
     return None
 
 
-def _check_pyspark() -> str:
+def require_pyspark() -> str:
+    """The installed PySpark version; raises :class:`SparkUnavailable` with one line naming the
+    extra to install when it is missing.  Every Spark entry point of ``ddlab.sources`` calls
+    this before importing pyspark, so users never see a raw ModuleNotFoundError."""
     from importlib.util import find_spec
 
     if find_spec("pyspark") is None:
-        raise SparkUnavailable("pyspark is not installed. Install it with `pip install 'ddlab[spark]'`.")
+        raise SparkUnavailable("pyspark is not installed: install the Spark extra with "
+                               "`pip install 'ddlab[spark]'`.")
     return _pyspark_version() or "?"
+
+
+_check_pyspark = require_pyspark
 
 
 def spark_target(master: str | None = None, remote: str | None = None) -> tuple[str, str]:
@@ -194,13 +205,51 @@ _shared_target: tuple[str, str] | None = None
 _log_dir: str | None = None
 
 
-def _log4j_file() -> str:
+def _log_folder() -> str:
     global _log_dir
     if _log_dir is None:
         _log_dir = tempfile.mkdtemp(prefix="ddlab-spark-")
         atexit.register(shutil.rmtree, _log_dir, True)
         Path(_log_dir, "log4j2.properties").write_text(_LOG4J2)
-    return str(Path(_log_dir, "log4j2.properties"))
+    return _log_dir
+
+
+def _log4j_file() -> str:
+    return str(Path(_log_folder(), "log4j2.properties"))
+
+
+def spark_log_path() -> str:
+    """The file that receives the local JVM's console output (its start-up warnings, such as
+    ``Using incubator modules``, and Spark's own log lines), so none of it lands in a
+    notebook cell or the terminal."""
+    return str(Path(_log_folder(), "spark-jvm.log"))
+
+
+@contextmanager
+def _jvm_output_to_log():
+    """While a JVM is being launched, point this process's stdout/stderr file descriptors at
+    :func:`spark_log_path`: the JVM inherits them and keeps writing there for its whole life,
+    while Python's own streams are restored as soon as the launch is over."""
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except Exception:  # pragma: no cover - a closed stream
+        pass
+    log = os.open(spark_log_path(), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    saved = []
+    try:
+        for fd in (1, 2):
+            try:
+                saved.append((fd, os.dup(fd)))
+                os.dup2(log, fd)
+            except OSError:  # pragma: no cover - no such descriptor (embedded interpreters)
+                pass
+        yield
+    finally:
+        for fd, copy in saved:
+            os.dup2(copy, fd)
+            os.close(copy)
+        os.close(log)
 
 
 def is_connect(spark) -> bool:
@@ -243,6 +292,9 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
         for key, value in conf.items():
             builder = builder.config(key, value)
         try:
+            if where.startswith("local"):  # a local Connect server: a JVM started here
+                with _jvm_output_to_log():
+                    return builder.create()
             return builder.create()
         except Exception as exc:
             hint = ""
@@ -264,9 +316,11 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
     # process-wide: functions build Connect columns while it is set).
     os.environ.pop("SPARK_CONNECT_MODE_ENABLED", None)
     try:
-        spark = builder.getOrCreate()
+        with _jvm_output_to_log():
+            spark = builder.getOrCreate()
     except Exception as exc:
-        raise SparkUnavailable(f"Spark did not start (master {where}): {_short(exc)}") from None
+        raise SparkUnavailable(f"Spark did not start (master {where}): {_short(exc)} "
+                               f"(the JVM's output is in {spark_log_path()})") from None
     finally:
         if saved_remote is not None:
             os.environ["SPARK_REMOTE"] = saved_remote
@@ -313,6 +367,11 @@ def stop_spark() -> None:
         if _alive(_shared):
             _shared.stop()
         _shared, _shared_target = None, None
+
+
+def spark_running() -> bool:
+    """True while the shared session of :func:`get_spark` is up (so using Spark costs no start-up)."""
+    return _alive(_shared)
 
 
 def spark_status() -> tuple[bool, str]:

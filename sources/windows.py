@@ -25,6 +25,8 @@ from datetime import timedelta
 import numpy as np
 import pandas as pd
 
+from .session import require_pyspark
+
 __all__ = ["WindowBatches", "window_batches", "to_seconds", "events_in_window", "format_duration",
            "format_span"]
 
@@ -225,6 +227,7 @@ def window_batches(events, width, step, *, multigraph: bool = False, start: int 
     start (default: the first event) and a time the last window must contain (default: the last
     event).  ``label``: include the ``label`` column in the records (default: when present).
     """
+    require_pyspark()
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 

@@ -82,3 +82,28 @@ def test_auto_step_moves_and_spans():
     assert view.to_dict() == _expected(0) and flow.epoch == 4
     assert feed.span() == "[1970-01-01, 1970-01-03)" and feed.span(-1) == "empty"
     assert feed.width == 2 * 86400 and feed.step_seconds == 86400
+
+
+def test_a_feed_takes_up_at_the_position_its_input_already_holds():
+    flow, edges, view, _ = _setup()
+    batches = PandasBatches(EVENTS, 2 * 86400, 86400, 5)
+    edges.update(batches.batch(0))
+    edges.update(batches.batch(1))
+    flow.step()                                     # the input holds window 1 (a replay)
+    feed = WindowFeed(batches, edges, flow, step=True, position=1, epochs=2)
+    assert feed.position == 1 and feed.epochs == 2 and flow.epoch == 1   # nothing pushed
+    feed.forward(2)
+    assert view.to_dict() == _expected(3) and feed.epochs == 4
+    with pytest.raises(ValueError, match="position=5 is out of range -1..4"):
+        WindowFeed(batches, edges, flow, position=5)
+
+
+def test_fetch_reads_the_next_move_without_moving():
+    flow, edges, view, feed = _setup(step=True)
+    assert feed.fetch(-1) is None                   # nothing before the empty window
+    first = feed.fetch(+1)
+    assert feed.position == -1 and flow.epoch == 0 and first.equals(feed.batches.batch(0))
+    feed.forward(5)
+    assert feed.fetch(+1) is None and feed.at_end and feed.position == 4
+    back = feed.fetch(-1)
+    assert (back["diff"] == -feed.batches.batch(4)["diff"]).all()

@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field
 from html import escape
 
-__all__ = ["dataflow_svg", "ancestors"]
+__all__ = ["dataflow_svg"]
 
 NODE_H = 24
 HGAP = 14
@@ -60,21 +60,6 @@ def _bezier(p0, p1, p2, p3, t: float) -> tuple:
     u = 1 - t
     return tuple(u ** 3 * a + 3 * u * u * t * b + 3 * u * t * t * c + t ** 3 * d
                  for a, b, c, d in zip(p0, p1, p2, p3))
-
-
-def ancestors(edges, targets) -> set:
-    """Operator ids from which any of ``targets`` is reachable (targets included)."""
-    preds: dict[int, list[int]] = {}
-    for s, t in zip(edges["source"].tolist(), edges["target"].tolist()):
-        preds.setdefault(int(t), []).append(int(s))
-    seen, todo = set(), [int(t) for t in targets]
-    while todo:
-        n = todo.pop()
-        if n in seen:
-            continue
-        seen.add(n)
-        todo.extend(preds.get(n, ()))
-    return seen
 
 
 def _text(label: str, kind: str, tag: str | None) -> str:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from functools import wraps
 
-from . import reprs
+from . import objects as render
+
+__all__ = ["register_formatters", "unregister_formatters"]
 
 _BY_NAME = [
-    ("ddlab.sources.loaders", "LoadReport", reprs.render_load_report),
-    ("ddlab.sources.windows", "WindowBatches", reprs.render_window_batches),
-    ("ddlab.sources.feed", "WindowFeed", reprs.render_window_feed),
+    ("ddlab.sources.loaders", "LoadReport", render.render_load_report),
+    ("ddlab.sources.windows", "WindowBatches", render.render_window_batches),
+    ("ddlab.sources.feed", "WindowFeed", render.render_window_feed),
 ]
 
 
@@ -41,14 +43,14 @@ def _plain(fn):
 
 
 def _types():
-    import ddlab
     from ddlab.engine import Collection, Dataflow, StepReport, View
 
-    del ddlab
     return Collection, Dataflow, StepReport, View
 
 
 def register_formatters(ip, magics) -> None:
+    """Register the renderers on ``ip``; they read the live session and display limit from
+    ``magics`` at display time."""
     Collection, Dataflow, StepReport, View = _types()
     html = ip.display_formatter.formatters["text/html"]
     plain = ip.display_formatter.formatters["text/plain"]
@@ -62,19 +64,20 @@ def register_formatters(ip, magics) -> None:
     def view_name(v):
         return session().find(v)
 
-    html.for_type(View, _safe(lambda v: reprs.render_view(v, view_name(v), limit())))
-    plain.for_type(View, _plain(lambda v: reprs.render_view_text(v, view_name(v), limit())))
-    html.for_type(Collection, _safe(lambda c: reprs.render_collection(c, session(), limit())))
+    html.for_type(View, _safe(lambda v: render.render_view(v, view_name(v), limit())))
+    plain.for_type(View, _plain(lambda v: render.render_view_text(v, view_name(v), limit())))
+    html.for_type(Collection, _safe(lambda c: render.render_collection(c, session(), limit())))
     plain.for_type(Collection, _plain(
-        lambda c: reprs.render_collection_text(c, session(), limit())))
-    html.for_type(Dataflow, _safe(lambda f: reprs.render_dataflow(f, session())))
-    html.for_type(StepReport, _safe(reprs.render_step_report))
+        lambda c: render.render_collection_text(c, session(), limit())))
+    html.for_type(Dataflow, _safe(lambda f: render.render_dataflow(f, session())))
+    html.for_type(StepReport, _safe(render.render_step_report))
     plain.for_type(StepReport, _plain(str))
     for module, name, fn in _BY_NAME:
         html.for_type_by_name(module, name, _safe(fn))
 
 
 def unregister_formatters(ip) -> None:
+    """Remove what :func:`register_formatters` registered (``%unload_ext``)."""
     Collection, Dataflow, StepReport, View = _types()
     html = ip.display_formatter.formatters["text/html"]
     plain = ip.display_formatter.formatters["text/plain"]

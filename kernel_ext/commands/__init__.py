@@ -1,0 +1,30 @@
+"""The ``%dd`` commands, one module per family; the magics dispatcher looks them up here.
+
+- :mod:`.declare`: ``%dd input`` and ``%%dd NAME`` (declaring collections);
+- :mod:`.stepping`: ``%dd step``, ``insert``, ``remove`` (closing epochs);
+- :mod:`.inspect`: ``%dd show``, ``changes``, ``trace``, ``stats``, ``graph`` (looking);
+- :mod:`.manage`: ``%dd status``, ``drop``, ``rebuild``, ``reset`` (the session itself).
+
+A command is a function ``(magics, line, ns)`` with an argparse parser attached by
+IPython's ``@magic_arguments`` (``--help`` prints it); it returns a result object from
+``display.results`` (or ``None``) and reports user mistakes as ``SessionError``.  A new
+family (``explore``, ``save``/``load``) is a new module whose commands are added to
+:data:`COMMANDS`.
+"""
+from __future__ import annotations
+
+from . import declare, inspect, manage, stepping
+
+__all__ = ["COMMANDS", "DEFINE"]
+
+#: command word -> function, in the order the help and error messages list them
+COMMANDS = {
+    "input": declare.input_, "step": stepping.step, "insert": stepping.insert,
+    "remove": stepping.remove, "show": inspect.show, "changes": inspect.changes,
+    "trace": inspect.trace, "stats": inspect.stats, "graph": inspect.graph,
+    "drop": manage.drop, "reset": manage.reset, "rebuild": manage.rebuild,
+    "status": manage.status,
+}
+
+#: the cell magic ``%%dd NAME``
+DEFINE = declare.define

@@ -1,0 +1,44 @@
+"""``%dd status``, ``drop``, ``rebuild``, ``reset``."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ddlab.kernel_ext import get_magics
+
+from ..conftest import as_dict, cell, dd, html_of
+
+
+def test_rebuild_restart_drop_and_reset(ip):
+    ip.user_ns["df"] = pd.DataFrame({"src": [1, 2], "dst": [2, 3]})
+    dd(ip, "input edges --from df")
+    cell(ip, "cc", "connected_components(edges)")
+    dd(ip, "insert edges [(4, 5)]")
+    before = as_dict(dd(ip, "show cc").frame)
+    status = dd(ip, "rebuild")
+    s = get_magics(ip).session
+    assert s.flow.epoch == 2 and as_dict(dd(ip, "show cc").frame) == before
+    assert "after epoch 1" in repr(status)
+    dd(ip, "rebuild --restart")
+    assert s.flow.epoch == 0 and s.pending("edges") == 2
+    assert as_dict(dd(ip, "show cc").frame) == {}
+    dd(ip, "step")
+    assert as_dict(dd(ip, "show cc").frame) == {(1, 1): 1, (2, 1): 1, (3, 1): 1}
+
+    dd(ip, "drop cc")
+    assert "cc" not in ip.user_ns and s.names == ["edges"]
+    ip.user_ns["keep"] = ip.user_ns["edges"]
+    dd(ip, "reset")
+    assert "edges" not in ip.user_ns and s.names == [] and s.flow.epoch == 0
+
+
+
+def test_name_alone_shows_and_status_lists_declarations(ip):
+    ip.user_ns["df"] = pd.DataFrame({"src": [1], "dst": [2]})
+    dd(ip, "input edges --from df")
+    status = dd(ip, "")
+    rows = status.rows()
+    assert rows["name"].tolist() == ["edges"] and rows["queued"].tolist() == [1]
+    assert "no epoch completed yet" in repr(status)
+    assert status.flow is get_magics(ip).session.flow
+    assert dd(ip, "edges").name == "edges"
+    assert "Dataflow" in html_of(status.flow) and "edges" in html_of(status.flow)

@@ -1,0 +1,404 @@
+"""The explorer driven headless (no browser): set the controls' values and check every panel
+against independent oracles - the plots' sources against ``flow.stats()`` rows, the results
+panel against networkx (and a pandas recount of the top labels) on the window's events."""
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+
+import ddlab
+from ddlab import algorithms
+from ddlab.sources import WindowFeed
+from ddlab.widgets import component_collections, explore, explore_graph
+from ddlab.widgets._deps import MissingLabDependency, require_lab
+
+from .conftest import collegemsg_pandas, shared_file
+
+pytestmark = pytest.mark.spark
+
+
+# -- oracles -------------------------------------------------------------------------------------
+
+def window_edges(events: pd.DataFrame, batches, k: int, columns=("src", "dst")) -> pd.DataFrame:
+    """Position ``k``'s records, straight from the events (simple graph: distinct records)."""
+    start, end = batches.window(k)
+    inside = events[(events["time"] >= start) & (events["time"] < end)]
+    return inside[list(columns)].drop_duplicates().reset_index(drop=True)
+
+
+def scc_oracle(edges: pd.DataFrame) -> dict[int, int]:
+    """component id (smallest node) -> size, for the SCCs that hold an edge (networkx)."""
+    g = nx.DiGraph()
+    g.add_edges_from(zip(edges["src"].tolist(), edges["dst"].tolist()))
+    out = {}
+    for comp in nx.strongly_connected_components(g):
+        if len(comp) > 1 or any(g.has_edge(n, n) for n in comp):
+            out[min(comp)] = len(comp)
+    return out
+
+
+def stats_curve(flow, epoch: int, loop: str) -> list[int]:
+    """Records in difference per iteration from the raw ``flow.stats()`` rows."""
+    st = flow.stats(epoch=epoch)
+    fb = st[(st["kind"] == "feedback") & (st["scope"] == loop)]
+    per = fb.groupby("iteration")["out"].sum().sort_index()
+    return [int(v) for v in per.to_numpy() if v > 0]
+
+
+def stats_lattice(flow, epoch: int, loop: str) -> dict[int, int]:
+    st = flow.stats(epoch=epoch)
+    inside = st[(st["scope"] == loop) | st["scope"].str.startswith(loop + "/")]
+    depth = loop.count("/")
+    cells: dict[int, int] = {}
+    for t, out in zip(inside["time"], inside["out"]):
+        it = t[depth]   # plain loops: the iteration counter is the loop's own coordinate
+        cells[int(it)] = cells.get(int(it), 0) + int(out)
+    return cells
+
+
+def check_move(ex, events, label_events=None):
+    """Every panel of the explorer against its oracle for the current position and epoch."""
+    flow, feed = ex.flow, ex.feed
+    epoch, pos = flow.epoch - 1, feed.position
+    assert f"position {pos}" in ex.status.value and f"epoch {epoch}" in ex.status.value
+    assert ex.slider.value == pos
+    assert feed.span() in ex.slider.description
+    # iteration plot: this move's curve is the stats' feedback rows
+    cur = ex.sources["iterations"].data
+    assert cur["epoch"] == [epoch]
+    assert [int(v) for v in cur["ys"][0]] == stats_curve(flow, epoch, ex.loop)
+    # lattice: this epoch's cells are the stats' rows inside the loop
+    lat = ex.sources["lattice"].data
+    mine = {int(i): int(u) for e, i, u in zip(lat["epoch"], lat["iteration"], lat["updates"])
+            if e == epoch}
+    assert mine == {i: u for i, u in stats_lattice(flow, epoch, ex.loop).items()}
+    # latency: engine time and retained state of this epoch from the epoch log
+    lt = ex.sources["latency"].data
+    log = flow.epoch_log()
+    row = log[log["epoch"] == epoch].iloc[0]
+    assert lt["epoch"][-1] == epoch
+    assert lt["engine_ms"][-1] == pytest.approx(row["seconds"] * 1000)
+    assert lt["retained"][-1] == row["retained_updates"]
+    assert lt["total_ms"][-1] >= lt["engine_ms"][-1]
+    # results: components and their sizes against networkx on the window's events
+    edges = window_edges(events, feed.batches, pos)
+    oracle = scc_oracle(edges)
+    data = ex.results.read()
+    assert data["count"] == len(oracle)
+    assert data["nodes"] == sum(oracle.values())
+    expected = sorted(oracle.items(), key=lambda kv: (-kv[1], kv[0]))[:ex.results.top]
+    assert list(zip(data["top"]["component"], data["top"]["size"])) == expected
+    if label_events is not None:
+        check_top_labels(data["top"], label_events, feed.batches, pos, oracle)
+    return data
+
+
+def check_top_labels(top, label_events, batches, pos, oracle):
+    """Top label per component: a pandas recount of the window's labelled records whose source
+    is in the component (ties: any of the most frequent labels)."""
+    recs = window_edges(label_events, batches, pos, ("src", "dst", "label"))
+    g = nx.DiGraph()
+    g.add_edges_from(zip(recs["src"].tolist(), recs["dst"].tolist()))
+    member = {}
+    for comp in nx.strongly_connected_components(g):
+        if min(comp) in oracle:
+            for n in comp:
+                member[n] = min(comp)
+    recs = recs[recs["src"].isin(member)]
+    recs = recs.assign(component=recs["src"].map(member))
+    counts = recs.groupby(["component", "label"]).size()
+    for comp, count, label in zip(top["component"], top["count"], top["label"]):
+        per = counts.loc[comp]
+        assert count == per.max()
+        assert label in set(per[per == per.max()].index)
+
+
+# -- fixtures ------------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def college(spark):
+    from ddlab.sources import load_dataset, window_batches
+
+    events = collegemsg_pandas()
+    batches = window_batches(load_dataset("collegemsg", spark=spark), "7d", "1d")
+    yield events, batches
+    batches.unpersist()
+
+
+def new_explorer(batches, **options):
+    ex = explore_graph(batches, "scc", **options)
+    return ex
+
+
+# -- tests ---------------------------------------------------------------------------------------
+
+def test_slider_forward_backward_every_panel_matches_its_oracle(college):
+    events, batches = college
+    ex = new_explorer(batches)
+    assert ex.loop == "root/scc/reach"
+    assert "ddlab-explorer" in ex.widget._dom_classes
+    check_move(ex, events)
+    seen = {}
+    for k in (1, 2, 3, 30, 29, 12, 3, 0):
+        before = ex.flow.epoch
+        ex.slider.value = k
+        assert ex.flow.epoch == before + 1, "each move is one epoch"
+        data = check_move(ex, events)
+        snapshot = (sorted(ex.views["scc"].to_dict().items()), data["top"].to_dict("list"))
+        if k in seen:   # going back restores the earlier state exactly
+            assert snapshot == seen[k]
+        seen[k] = snapshot
+    # the history holds the last moves, oldest first, each a stats curve
+    past = ex.sources["iterations_history"].data
+    for epoch, ys in zip(past["epoch"], past["ys"]):
+        assert [int(v) for v in ys] == stats_curve(ex.flow, epoch, ex.loop)
+
+
+def test_play_direction_step_and_jump_each_move_one_epoch(college):
+    events, batches = college
+    ex = new_explorer(batches, reference_at_start=False)
+    ex.step_size.value = 3
+    ex.play.value += 1
+    assert ex.position == 3
+    ex.direction.value = -1
+    ex.step_size.value = 2
+    ex.play.value += 1
+    assert ex.position == 1
+    ex.play.value += 1
+    ex.play.playing = True
+    ex.play.value += 1   # at the start: clamped to 0, then Play stops
+    assert ex.position == 0
+    ex.play.value += 1
+    assert ex.position == 0 and ex.play.playing is False
+    before = ex.flow.epoch
+    ex.controls.jump_to.value = 150
+    ex.jump.click()
+    assert ex.position == 150 and ex.flow.epoch == before + 1, "a jump is one combined epoch"
+    check_move(ex, events)
+
+
+def test_busy_handler_coalesces_to_the_latest_target(college):
+    events, batches = college
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    program = component_collections(edges, "scc")
+    pending = []
+    holder = {}
+
+    def during_step(_updates):   # the user drags on while the kernel is busy with a move
+        while pending:
+            holder["ex"].move_to(pending.pop(0))
+
+    edges.subscribe(during_step)
+    feed = WindowFeed(batches, edges, flow, step=False)
+    ex = holder["ex"] = explore(feed, {"scc": program.result}, **program.options())
+    pending.extend([9, 40, 12])
+    ex.slider.value = 5
+    visited = ex.sources["latency"].data["position"]
+    assert visited == [0, 5, 12], "stale targets 9 and 40 are skipped"
+    assert ex.position == 12 and ex.slider.value == 12
+    check_move(ex, events)
+
+
+def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
+    events, batches = college
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    program = component_collections(edges, "scc")
+    armed = {"on": False}
+
+    def check(src, dst):
+        if armed["on"]:
+            raise ValueError("user function failed on purpose")
+        return src == src
+
+    guarded = edges.filter_columns(check).view()
+    feed = WindowFeed(batches, edges, flow, step=False)
+    ex = explore(feed, {"scc": program.result, "guarded": guarded}, **program.options())
+    ex.slider.value = 4
+    before = {name: {k: (list(v) if not isinstance(v, list) else
+                         [np.asarray(x).tolist() for x in v])
+                     for k, v in src.data.items()} for name, src in ex.sources.items()}
+    contents = sorted(ex.views["scc"].to_dict().items())
+    results = ex.results.widget.value
+    epoch = flow.epoch
+    armed["on"] = True
+    ex.slider.value = 9
+    assert ex.position == 4 and ex.slider.value == 4 and flow.epoch == epoch
+    assert "failed" in ex.status.value and "user function failed on purpose" in ex.status.value
+    assert "position 4" in ex.status.value
+    assert isinstance(ex.last_error, ddlab.OperatorError)
+    after = {name: {k: (list(v) if not isinstance(v, list) else
+                        [np.asarray(x).tolist() for x in v])
+                    for k, v in src.data.items()} for name, src in ex.sources.items()}
+    assert after == before
+    assert sorted(ex.views["scc"].to_dict().items()) == contents
+    assert ex.results.widget.value == results
+    # still usable on the previous state
+    armed["on"] = False
+    ex.slider.value = 9
+    assert ex.position == 9 and flow.epoch == epoch + 1
+    check_move(ex, events)
+
+
+def test_non_convergent_loop_is_one_status_line(college):
+    events, batches = college
+    flow = ddlab.Dataflow(max_iterations=2)
+    edges = flow.input("edges", columns=["src", "dst"])
+    program = component_collections(edges, "cc")
+    feed = WindowFeed(batches, edges, flow, step=False)
+    ex = explore(feed, {"cc": program.result}, **program.options())
+    assert ex.position == -1 and flow.epoch == 0
+    assert "NonConvergenceError" in ex.status.value
+    assert all(len(src.data[next(iter(src.data))]) == 0 for name, src in ex.sources.items()
+               if name != "references")
+
+
+def test_table_panel_for_any_collection(college):
+    events, batches = college
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    degree = edges.project(0).count().rename("node", "out_degree")
+    feed = WindowFeed(batches, edges, flow, step=False)
+    ex = explore(feed, {"degree": degree}, rows=5)
+    assert ex.loop is None
+    ex.slider.value = 1
+    html = ex.results.widget.value
+    ch = ex.views["degree"].changes()
+    assert f"+{int((ch['diff'] > 0).sum()):,}" in html and f"-{int((ch['diff'] < 0).sum()):,}" in html
+    assert "#1a7f37" in html and "#cf222e" in html
+    expected = window_edges(events, batches, 1).groupby("src").size()
+    assert dict(ex.views["degree"].to_dict()) == {(int(k), int(v)): 1 for k, v in expected.items()}
+    assert len(ex.sources["iterations"].data["ys"][0]) == 0   # no loop: nothing to plot
+
+
+def test_reference_lines_are_from_scratch_runs(college):
+    events, batches = college
+    ex = new_explorer(batches)
+    ex.slider.value = 6
+    curves = ex.compute_references()
+    edges = window_edges(events, batches, 6)
+    # incremental from scratch: a fresh flow on the window's edges, one epoch
+    flow = ddlab.Dataflow()
+    e = flow.input("e", columns=["src", "dst"])
+    algorithms.strongly_connected_components(e, prioritized=False).view()
+    e.update(edges.assign(diff=1))
+    flow.step()
+    assert curves["incremental"] == stats_curve(flow, 0, ex.loop)
+    nodes = len(set(edges["src"]) | set(edges["dst"]))
+    assert curves["stateless"] == [nodes] * len(curves["incremental"])
+    refs = ex.sources["references"].data
+    assert len(refs["xs"]) == 3
+    assert [int(v) for v in refs["ys"][1]] == [v for v in curves["incremental"] if v > 0]
+    # another loop: plots refill from the kept stats
+    ex.loop_select.value = "root/scc"
+    assert ex.loop == "root/scc"
+    cur = ex.sources["iterations"].data
+    assert [int(v) for v in cur["ys"][0]] == stats_curve(ex.flow, ex.flow.epoch - 1, "root/scc")
+
+
+def test_display_bundle_and_missing_dependency_line(college):
+    _, batches = college
+    ex = new_explorer(batches, reference_at_start=False)
+    bundle = ex._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
+    for cls, widget in (("ddlab-slider", ex.slider), ("ddlab-status", ex.status),
+                        ("ddlab-results", ex.results.widget),
+                        ("ddlab-iterations", ex.iterations.widget),
+                        ("ddlab-lattice", ex.lattice.widget),
+                        ("ddlab-latency", ex.latency.widget)):
+        assert cls in widget._dom_classes
+    with pytest.raises(MissingLabDependency, match=r"pip install 'ddlab\[lab\]'"):
+        require_lab(find=lambda name: None if name == "jupyter_bokeh" else object())
+
+
+def test_explorer_refuses_a_collection_of_another_flow(college):
+    _, batches = college
+    flow, other = ddlab.Dataflow(), ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    stray = other.input("x").count()
+    feed = WindowFeed(batches, edges, flow, step=False)
+    with pytest.raises(ddlab.DataflowError, match="another Dataflow"):
+        explore(feed, {"stray": stray})
+    assert flow.epoch == 0 and feed.position == -1
+
+
+# -- Twitter 24h: the Naiad demo's setting -------------------------------------------------------------
+
+def test_twitter24h_scc_with_top_labels(spark):
+    from ddlab.sources import load_dataset, window_batches
+
+    path = shared_file("twitter24h/twitter_24h.csv.gz")
+    raw = pd.read_csv(path)
+    events = raw.rename(columns={"source": "src", "target": "dst", "type": "label"})
+    batches = window_batches(load_dataset("twitter24h", spark=spark, with_type=True), "1h", "1min")
+    try:
+        ex = explore_graph(batches, "scc", reference_at_start=False)
+        assert ex.results.top_labels is not None
+        check_move(ex, events, label_events=events)
+        seen = {}
+        for k in (1, 2, 60, 59, 2):
+            ex.slider.value = k
+            data = check_move(ex, events, label_events=events)
+            snap = data["top"].to_dict("list")
+            if k in seen:
+                assert snap == seen[k]
+            seen[k] = snap
+    finally:
+        batches.unpersist()
+
+
+def _find_high(obj, mapper_id):
+    """The ``high`` of model ``mapper_id`` inside a serialized bokeh document."""
+    if isinstance(obj, dict):
+        if obj.get("id") == mapper_id and "attributes" in obj:
+            return obj["attributes"].get("high")
+        for v in obj.values():
+            found = _find_high(v, mapper_id)
+            if found is not None:
+                return found
+    elif isinstance(obj, list):
+        for v in obj:
+            found = _find_high(v, mapper_id)
+            if found is not None:
+                return found
+    return None
+
+
+def test_showing_the_explorer_carries_the_moves_made_before_it(college):
+    """The front end applies plot patches only to a view that exists: what was drawn before
+    display (the first window at least) must be in the render bundle when it is shown."""
+    _, batches = college
+    ex = new_explorer(batches, reference_at_start=False)
+    ex.slider.value = 40
+    mapper = ex.lattice.mapper
+    assert _find_high(ex.lattice.widget.render_bundle, mapper.id) != mapper.high
+    ex._repr_mimebundle_()
+    assert _find_high(ex.lattice.widget.render_bundle, mapper.id) == mapper.high
+
+
+def test_a_self_stepping_feed_works_too(college):
+    """Plain-Python users may give a WindowFeed that closes its own epochs (step=True)."""
+    events, batches = college
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    program = component_collections(edges, "scc")
+    feed = WindowFeed(batches, edges, flow)          # step=True: seek() runs flow.step()
+    ex = explore(feed, {"scc": program.result}, **program.options())
+    for k in (5, 2):
+        before = flow.epoch
+        ex.slider.value = k
+        assert flow.epoch == before + 1
+        check_move(ex, events)
+
+
+def test_docstring_examples_run():
+    import doctest
+
+    from ddlab.widgets import program
+
+    result = doctest.testmod(program, extraglobs={"ddlab": ddlab})
+    assert result.attempted > 0 and result.failed == 0

@@ -1,0 +1,61 @@
+"""Latency and state per epoch: engine time and end-to-end time of each move, and the updates
+the engine retains after it (so compaction shows as a falling line): two small time series.
+
+Data: ``flow.epoch_log(last=1)`` (engine seconds, retained updates) and the explorer's own
+clock for the end-to-end time (engine plus every panel and plot update up to this plot's own
+stream).  One ``stream`` per move into the one source both figures read.
+"""
+from __future__ import annotations
+
+from bokeh.layouts import column
+from bokeh.models import ColumnDataSource, HoverTool
+from bokeh.plotting import figure
+from jupyter_bokeh import BokehModel
+
+__all__ = ["LatencyPlot"]
+
+
+class LatencyPlot:
+    """The ``ddlab-latency`` plots."""
+
+    def __init__(self, *, epochs: int = 300, width: int = 480, height: int = 150):
+        self.epochs = epochs
+        self.source = ColumnDataSource(data={"epoch": [], "engine_ms": [], "total_ms": [],
+                                             "retained": [], "position": []})
+        time_fig = figure(title="latency per move (ms, log)", width=width, height=height,
+                          x_axis_label=None, y_axis_label="ms", y_axis_type="log",
+                          tools="pan,wheel_zoom,reset",
+                          toolbar_location=None)
+        time_fig.line("epoch", "total_ms", source=self.source, color="#9467bd",
+                      legend_label="end to end", line_width=1.5)
+        time_fig.line("epoch", "engine_ms", source=self.source, color="#1f77b4",
+                      legend_label="engine", line_width=1.5)
+        time_fig.legend.location = "top_left"
+        time_fig.legend.label_text_font_size = "8pt"
+        time_fig.legend.background_fill_alpha = 0.5
+        time_fig.add_tools(HoverTool(tooltips=[("epoch", "@epoch"), ("position", "@position"),
+                                               ("engine", "@engine_ms{0.0} ms"),
+                                               ("end to end", "@total_ms{0.0} ms")],
+                                     mode="vline"))
+        state_fig = figure(title="retained updates (state)", width=width, height=height,
+                           x_axis_label="epoch", tools="pan,wheel_zoom,reset",
+                           toolbar_location=None, x_range=time_fig.x_range)
+        state_fig.line("epoch", "retained", source=self.source, color="#2ca02c", line_width=1.5)
+        state_fig.yaxis.formatter.use_scientific = False
+        self.figures = (time_fig, state_fig)
+        self.layout = column(time_fig, state_fig)
+        self.widget = BokehModel(self.layout)
+        self.widget.add_class("ddlab-latency")
+
+    def row(self, flow, epoch: int, position: int, total_s: float) -> dict:
+        log = flow.epoch_log(last=1)
+        if not len(log) or int(log["epoch"].iloc[-1]) != epoch:
+            log = flow.epoch_log()
+            log = log[log["epoch"] == epoch]
+        rec = log.iloc[-1]
+        return {"epoch": [epoch], "engine_ms": [float(rec["seconds"]) * 1000.0],
+                "total_ms": [total_s * 1000.0], "retained": [int(rec["retained_updates"])],
+                "position": [position]}
+
+    def update(self, flow, epoch: int, position: int, total_s: float) -> None:
+        self.source.stream(self.row(flow, epoch, position, total_s), rollover=self.epochs)

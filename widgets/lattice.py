@@ -1,0 +1,99 @@
+"""The lattice trace: an epoch x iteration grid (the Naiad report's Figures 14-15), each cell
+shaded by the updates it carried, growing as the user slides; hover shows the counts by
+operator.
+
+Data: ``flow.lattice(loop, [epoch], by_operator=True)``.  Each move streams that epoch's
+cells (one ``stream``), bounded by ``rollover`` cells so memory stays flat; the x range
+follows the last ``epochs`` epochs, so older epochs scroll out.
+"""
+from __future__ import annotations
+
+import numpy as np
+from bokeh.models import ColorBar, ColumnDataSource, DataRange1d, HoverTool, LogColorMapper
+from bokeh.palettes import Viridis256
+from bokeh.plotting import figure
+from jupyter_bokeh import BokehModel
+
+__all__ = ["LatticePlot"]
+
+#: Operators named in a cell's hover (the busiest first), so a move's payload stays small.
+TOP_OPERATORS = 8
+
+
+class LatticePlot:
+    """The ``ddlab-lattice`` plot of one loop."""
+
+    def __init__(self, loop: str | None, *, epochs: int = 60, cells: int = 4000,
+                 width: int = 480, height: int = 300):
+        self.loop, self.epochs, self.cells = loop, epochs, cells
+        self.source = ColumnDataSource(data={"epoch": np.zeros(0, np.int64),
+                                             "iteration": np.zeros(0, np.int64),
+                                             "updates": np.zeros(0, np.int64),
+                                             "operators": []})
+        self.mapper = LogColorMapper(palette=list(reversed(Viridis256)), low=1, high=10)
+        title = f"lattice trace: updates per (epoch, iteration) of {loop}" if loop else \
+            "lattice trace (no loop upstream)"
+        fig = figure(title=title, width=width, height=height, x_axis_label="epoch",
+                     y_axis_label="iteration", tools="pan,wheel_zoom,reset,save",
+                     x_range=DataRange1d(follow="end", follow_interval=epochs,
+                                         range_padding=0, only_visible=True),
+                     toolbar_location="right")
+        rect = fig.rect("epoch", "iteration", width=0.95, height=0.95, source=self.source,
+                        fill_color={"field": "updates", "transform": self.mapper},
+                        line_color=None)
+        fig.add_tools(HoverTool(renderers=[rect], tooltips=[
+            ("epoch", "@epoch"), ("iteration", "@iteration"), ("updates", "@updates"),
+            ("by operator", "@operators")]))
+        fig.add_layout(ColorBar(color_mapper=self.mapper, width=8, title="updates"), "right")
+        fig.grid.visible = False
+        self.figure = fig
+        self.widget = BokehModel(fig)
+        self.widget.add_class("ddlab-lattice")
+        self.high = 10
+
+    def rows(self, flow, epoch: int) -> dict:
+        """This epoch's cells (from ``flow.lattice``)."""
+        if self.loop is None:
+            frame = None
+        else:
+            frame = flow.lattice(self.loop, [epoch], by_operator=True)
+        if frame is None or not len(frame):
+            return {"epoch": np.zeros(0, np.int64), "iteration": np.zeros(0, np.int64),
+                    "updates": np.zeros(0, np.int64), "operators": []}
+        per: dict[int, list] = {}      # iteration -> [(updates, operator)]
+        for it, op, n in zip(frame["iteration"].tolist(), frame["operator"].tolist(),
+                             frame["updates"].tolist()):
+            per.setdefault(it, []).append((n, op))
+        its, ups, ops = [], [], []
+        for it in sorted(per):
+            cell = sorted(per[it], key=lambda r: -r[0])
+            its.append(int(it))
+            ups.append(sum(n for n, _ in cell))
+            shown = [f"{o} {n:,}" for n, o in cell if n]
+            more = f", … {len(shown) - TOP_OPERATORS} more" if len(shown) > TOP_OPERATORS else ""
+            ops.append(", ".join(shown[:TOP_OPERATORS]) + more)
+        return {"epoch": np.full(len(its), epoch, np.int64),
+                "iteration": np.asarray(its, np.int64), "updates": np.asarray(ups, np.int64),
+                "operators": ops}
+
+    def set_loop(self, loop: str, flow, epochs) -> None:
+        """Show another loop: refill the grid from the kept statistics of ``epochs``."""
+        self.loop = loop
+        self.figure.title.text = f"lattice trace: updates per (epoch, iteration) of {loop}"
+        cells = [self.rows(flow, e) for e in epochs]
+        data = {k: (np.concatenate([c[k] for c in cells]) if k != "operators"
+                    else [o for c in cells for o in c[k]])
+                for k in ("epoch", "iteration", "updates", "operators")} if cells else \
+            self.rows(flow, -1)
+        self.source.data = data
+        self.high = max(10, int(data["updates"].max()) if len(data["updates"]) else 10)
+        self.mapper.high = self.high
+
+    def update(self, flow, epoch: int) -> None:
+        rows = self.rows(flow, epoch)
+        if len(rows["epoch"]):
+            self.source.stream(rows, rollover=self.cells)
+            top = int(rows["updates"].max())
+            if top > self.high:
+                self.high = top
+                self.mapper.high = top

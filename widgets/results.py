@@ -1,0 +1,160 @@
+"""The results panel: components with their size and top label (what entered and left the top
+list on this move highlighted), or a bounded live table with additions and retractions.
+
+Everything is read from views (``to_pandas``, ``changes``); the panel keeps only the previous
+move's top list, so going back to a window renders the same panel as before.
+"""
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+import numpy as np
+import pandas as pd
+
+__all__ = ["ResultsPanel", "component_summary", "PLUS", "MINUS"]
+
+PLUS, MINUS = "#1a7f37", "#cf222e"   # additions green, retractions red (as in the reprs)
+
+_CSS = """<style>
+.ddlab-results table{border-collapse:collapse;font-size:12px;margin:2px 0 6px 0}
+.ddlab-results th,.ddlab-results td{padding:1px 8px;text-align:right;border-bottom:1px solid #eee}
+.ddlab-results th{color:#555;font-weight:600}
+.ddlab-results tr.in td{background:#dafbe1}
+.ddlab-results tr.out td{color:#cf222e;text-decoration:line-through}
+.ddlab-results .muted{color:#777}
+</style>"""
+
+
+def component_summary(components: pd.DataFrame, top_labels: pd.DataFrame | None,
+                      top: int) -> tuple[int, int, pd.DataFrame]:
+    """``(number of components, nodes in them, the ``top`` largest)`` from the components view
+    ``(node, component, multiplicity)`` and the top-labels view ``(component, count, label,
+    multiplicity)``; the largest come with ``size``, ``label``, ``count`` columns, ties by
+    component id.  (numpy, not groupby: this runs on every move.)"""
+    comp = components.iloc[:, 1].to_numpy() if len(components) else np.zeros(0, np.int64)
+    ids, sizes = np.unique(comp, return_counts=True)
+    order = np.lexsort((ids, -sizes))[:top]          # largest first, then smallest id
+    largest = pd.DataFrame({"component": ids[order], "size": sizes[order]})
+    counts, labels = [None] * len(largest), [None] * len(largest)
+    if top_labels is not None and len(top_labels) and len(largest):
+        where = {c: i for i, c in enumerate(largest["component"].tolist())}
+        for c, n, lab in zip(top_labels.iloc[:, 0].tolist(), top_labels.iloc[:, 1].tolist(),
+                             top_labels.iloc[:, 2].tolist()):
+            i = where.get(c)
+            if i is not None and counts[i] is None:
+                counts[i], labels[i] = n, lab
+    largest["label"], largest["count"] = labels, counts
+    return len(ids), int(len(comp)), largest
+
+
+class ResultsPanel:
+    """The ``ddlab-results`` HTML widget and what it renders."""
+
+    def __init__(self, views: dict, *, components=None, top_labels=None, noun: str = "components",
+                 top: int = 10, rows: int = 12):
+        self.views = dict(views)
+        self.components, self.top_labels = components, top_labels
+        self.noun, self.top, self.rows = noun, top, rows
+        self.widget = w.HTML(layout=w.Layout(min_width="340px", max_height="520px",
+                                             overflow="auto"))
+        self.widget.add_class("ddlab-results")
+        self.current: list | None = None   # the top list shown now: (component, size, label, count)
+        self.count = 0
+
+    # -- reading ---------------------------------------------------------------------------
+    def read(self) -> dict:
+        """What the panel shows for the flow's current state (no widget change)."""
+        out = {"tables": {}}
+        if self.components is not None:
+            comps = self.components.to_pandas()
+            labels = self.top_labels.to_pandas() if self.top_labels is not None else None
+            out["count"], out["nodes"], out["top"] = component_summary(comps, labels, self.top)
+        for name, view in self.views.items():
+            out["tables"][name] = (len(view), view.to_pandas(limit=self.rows),
+                                   view.changes())
+        return out
+
+    # -- rendering -------------------------------------------------------------------------
+    def update(self, span: str = "") -> dict:
+        """Re-read the views and render; returns what :meth:`read` gave."""
+        data = self.read()
+        parts = [_CSS]
+        if self.components is not None:
+            parts.append(self._components_html(data, span))
+        for name, (n, sample, changes) in data["tables"].items():
+            parts.append(_table_html(name, n, sample, changes, self.rows))
+        self.widget.value = "".join(parts)
+        return data
+
+    def _components_html(self, data: dict, span: str) -> str:
+        top = data["top"]
+        rows = list(zip(top["component"].tolist(), top["size"].tolist(), top["label"].tolist(),
+                        top["count"].tolist()))
+        before = self.current if self.current is not None else rows
+        now = {r[0] for r in rows}
+        entered = now - {r[0] for r in before}
+        left = [r for r in before if r[0] not in now]
+        self.current, self.count = rows, data["count"]
+        has_labels = self.top_labels is not None
+        head = (f"<div><b>{data['count']:,}</b> {html.escape(self.noun)} "
+                f"<span class='muted'>({data['nodes']:,} nodes in them"
+                f"{'; ' + html.escape(span) if span else ''})</span></div>")
+        if not rows and not left:
+            return head + "<div class='muted'>no components in this window</div>"
+        cols = "<th>#</th><th>component</th><th>size</th>" + (
+            "<th>top label</th><th>count</th>" if has_labels else "")
+        body = []
+        for i, (comp, size, label, count) in enumerate(rows):
+            cls = " class='in' title='entered the top list'" if comp in entered else ""
+            cells = f"<td>{i + 1}</td><td>{_fmt(comp)}</td><td>{size:,}</td>"
+            if has_labels:
+                cells += f"<td>{_fmt(label)}</td><td>{_fmt(count)}</td>"
+            body.append(f"<tr{cls}>{cells}</tr>")
+        for comp, size, label, count in left:
+            cells = f"<td>–</td><td>{_fmt(comp)}</td><td>{size:,}</td>"
+            if has_labels:
+                cells += f"<td>{_fmt(label)}</td><td>{_fmt(count)}</td>"
+            body.append(f"<tr class='out' title='left the top list'>{cells}</tr>")
+        return head + _LEGEND + f"<table><tr>{cols}</tr>{''.join(body)}</table>"
+
+
+_LEGEND = ("<div class='muted'>largest first; <span style='background:#dafbe1'>new in the "
+           "list</span>, <span style='color:#cf222e;text-decoration:line-through'>left it</span>"
+           " on this move</div>")
+
+
+def _fmt(value) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return "<span class='muted'>–</span>"
+    if isinstance(value, (int,)) and not isinstance(value, bool):
+        return f"{value}"
+    return html.escape(str(value))
+
+
+def _table_html(name: str, n: int, sample: pd.DataFrame, changes: pd.DataFrame, rows: int) -> str:
+    plus = int((changes["diff"] > 0).sum()) if len(changes) else 0
+    minus = int((changes["diff"] < 0).sum()) if len(changes) else 0
+    head = (f"<div><b>{html.escape(name)}</b>: {n:,} records; this move "
+            f"<span style='color:{PLUS}'>+{plus:,}</span> "
+            f"<span style='color:{MINUS}'>-{minus:,}</span></div>")
+    parts = [head]
+    if len(changes):
+        shown = changes.head(rows)
+        hdr = "".join(f"<th>{html.escape(str(c))}</th>" for c in shown.columns)
+        body = []
+        for rec in shown.itertuples(index=False):
+            colour = PLUS if rec[-1] > 0 else MINUS
+            sign = "+" if rec[-1] > 0 else ""
+            cells = "".join(f"<td>{_fmt(v)}</td>" for v in rec[:-1])
+            body.append(f"<tr style='color:{colour}'>{cells}<td>{sign}{rec[-1]}</td></tr>")
+        more = f"<div class='muted'>… {len(changes) - rows:,} more changes</div>" \
+            if len(changes) > rows else ""
+        parts.append(f"<table><tr>{hdr}</tr>{''.join(body)}</table>{more}")
+    if len(sample):
+        hdr = "".join(f"<th>{html.escape(str(c))}</th>" for c in sample.columns)
+        body = "".join("<tr>" + "".join(f"<td>{_fmt(v)}</td>" for v in rec) + "</tr>"
+                       for rec in sample.itertuples(index=False))
+        more = f"<div class='muted'>first {len(sample)} of {n:,}</div>" if n > len(sample) else ""
+        parts.append(f"<div class='muted'>contents</div><table><tr>{hdr}</tr>{body}</table>{more}")
+    return "".join(parts)
