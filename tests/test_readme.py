@@ -61,9 +61,9 @@ def test_ipython_snippet_runs_cell_by_cell():
         for cell in _blocks("ipython")[0].strip().split("\n\n"):
             result = shell.run_cell(cell)
             assert result.success, f"cell failed:\n{cell}\n{result.error_in_exec!r}"
+        explorer = result.result                  # the last cell's value: %dd explore scc
         scc = shell.user_ns["scc"]
         assert scc.flow.epoch == 7  # the first result, five steps forward, one back
-        explorer = shell.user_ns["_"]
         assert type(explorer).__name__ == "Explorer" and explorer.position == 4
     finally:
         shell.run_line_magic("unload_ext", "ddlab")
