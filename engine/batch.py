@@ -129,6 +129,8 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
         if times is None:
             return tuple(c[keep] for c in cols), diffs[keep]
         return tuple(c[keep] for c in cols), times[keep], diffs[keep]
+    if n <= SMALL_ROWS and config.fast_paths and all(c.dtype.kind == "i" for c in cols):
+        return _consolidate_small(cols, diffs, times)
     keys = list(cols)
     if times is not None:
         keys.extend(times.T)
@@ -150,6 +152,33 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
     if times is None:
         return out_cols, sums[keep]
     return out_cols, times[pick], sums[keep]
+
+
+#: Below this many rows, consolidation sums diffs in a Python dict: a handful of numpy calls
+#: (tens of microseconds of fixed cost) would cost more than the rows themselves.
+SMALL_ROWS = 32
+
+
+def _consolidate_small(cols, diffs, times):
+    """:func:`consolidate` for a few integer rows (same result, same order)."""
+    keys = [c.tolist() for c in cols]
+    if times is not None:
+        keys.extend(times.T.tolist())
+    sums: dict = {}
+    first: dict = {}
+    for i, (row, d) in enumerate(zip(zip(*keys), diffs.tolist())):
+        if row in sums:
+            sums[row] += d
+        else:
+            sums[row] = d
+            first[row] = i
+    kept = sorted(row for row, d in sums.items() if d)
+    pick = np.array([first[row] for row in kept], dtype=np.intp)
+    out_diffs = np.array([sums[row] for row in kept], dtype=np.int64)
+    out_cols = tuple(c[pick] for c in cols)
+    if times is None:
+        return out_cols, out_diffs
+    return out_cols, times[pick], out_diffs
 
 
 def concat_batches(batches, where: str = "") -> Batch:

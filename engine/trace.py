@@ -21,38 +21,80 @@ from .errors import SchemaError
 from .lattice import advance
 
 
+def _pack(keycode, cols, times, diffs) -> tuple[np.ndarray, tuple]:
+    """One ``(fields, n)`` int64 matrix: key code, columns (float bits for floats), time
+    coordinates, diff; each field a contiguous row.  Gathering rows is then one fancy index
+    and concatenating one call, whatever the record's arity (small lookups are dominated by
+    the number of numpy calls, not by the bytes moved)."""
+    floats = tuple(c.dtype.kind == "f" for c in cols)
+    n, depth = len(diffs), times.shape[1]
+    data = np.empty((2 + len(cols) + depth, n), dtype=np.int64)
+    data[0] = keycode
+    for j, c in enumerate(cols):
+        data[1 + j] = c.view(np.int64) if floats[j] else c
+    data[1 + len(cols): 1 + len(cols) + depth] = times.T
+    data[-1] = diffs
+    return data, floats
+
+
+def _unpack(data: np.ndarray, floats: tuple):
+    """Views ``(keycode, cols, times, diffs)`` of a packed matrix (no copies)."""
+    arity = len(floats)
+    cols = [data[1 + j].view(np.float64) if floats[j] else data[1 + j] for j in range(arity)]
+    return data[0], cols, data[1 + arity:-1].T, data[-1]
+
+
 class TraceBatch:
-    """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs.
+    """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs
+    (views of one packed matrix ``data``, see :func:`_pack`).
 
     ``since`` is the epoch whose frontier its times are compacted to: a batch with
     ``since`` equal to the current epoch needs no compaction, and two such batches cannot hold
     cancelling updates (a trace receives one batch per time), so they merge by key alone."""
 
-    __slots__ = ("keycode", "cols", "times", "diffs", "since")
+    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats")
 
-    def __init__(self, keycode, cols, times, diffs, since):
-        self.keycode, self.cols, self.times, self.diffs = keycode, tuple(cols), times, diffs
+    def __init__(self, keycode, cols, times, diffs, since, packed=None):
+        self.data, self.floats = packed if packed is not None else _pack(keycode, cols, times,
+                                                                          diffs)
+        self.keycode, cols, self.times, self.diffs = _unpack(self.data, self.floats)
+        self.cols = tuple(cols)
         self.since = since
+
+    @classmethod
+    def from_packed(cls, data, floats, since) -> "TraceBatch":
+        return cls(None, None, None, None, since, packed=(data, floats))
 
     def __len__(self) -> int:
         return len(self.diffs)
 
     def take(self, idx) -> "Rows":
-        return Rows(self.keycode[idx], [c[idx] for c in self.cols], self.times[idx], self.diffs[idx])
+        return Rows.from_packed(self.data[:, idx], self.floats)
 
 
 class Rows:
-    """Updates gathered from a trace (not necessarily sorted): same fields as a TraceBatch."""
+    """Updates gathered from a trace (not necessarily sorted): same fields as a TraceBatch,
+    packed (``data``) when they come straight from trace batches."""
 
-    __slots__ = ("keycode", "cols", "times", "diffs")
+    __slots__ = ("keycode", "cols", "times", "diffs", "data", "floats")
 
     def __init__(self, keycode, cols, times, diffs):
         self.keycode, self.cols, self.times, self.diffs = keycode, list(cols), times, diffs
+        self.data = self.floats = None
+
+    @classmethod
+    def from_packed(cls, data, floats) -> "Rows":
+        keycode, cols, times, diffs = _unpack(data, floats)
+        rows = cls(keycode, cols, times, diffs)
+        rows.data, rows.floats = data, floats
+        return rows
 
     def __len__(self) -> int:
         return len(self.diffs)
 
     def take(self, idx) -> "Rows":
+        if self.data is not None:
+            return Rows.from_packed(self.data[:, idx], self.floats)
         return Rows(self.keycode[idx], [c[idx] for c in self.cols], self.times[idx], self.diffs[idx])
 
     @staticmethod
@@ -62,10 +104,20 @@ class Rows:
             return Rows(z, [z] * arity, np.zeros((0, depth), dtype=np.int64), z)
         if len(parts) == 1:
             return parts[0]
+        first = parts[0]
+        if first.data is not None and all(p.data is not None and p.floats == first.floats
+                                          and len(p.data) == len(first.data) for p in parts):
+            return Rows.from_packed(np.concatenate([p.data for p in parts], axis=1),
+                                    first.floats)
         return Rows(np.concatenate([p.keycode for p in parts]),
                     [np.concatenate([p.cols[j] for p in parts]) for j in range(arity)],
                     np.concatenate([p.times for p in parts]),
                     np.concatenate([p.diffs for p in parts]))
+
+
+#: Lookups of at most this many keys take the small path (:meth:`Trace._small_lookup`).
+SMALL_QUERY = 16
+_INT64_MAX = np.iinfo(np.int64).max
 
 
 def is_sorted(a: np.ndarray) -> bool:
@@ -122,15 +174,11 @@ class Trace:
         self.check_kinds(batch.kinds, self.name)
         self.kinds = batch.kinds
         code = key_code(batch.cols, batch.kinds, self.nkey)
-        times = np.empty((len(batch), self.depth), dtype=np.int64)
-        times[:] = t
-        epoch = self.clock.epoch
-        if is_sorted(code):
-            self.batches.append(TraceBatch(code, batch.cols, times, batch.diffs, epoch))
-        else:
-            order = np.argsort(code, kind="stable")
-            self.batches.append(TraceBatch(code[order], [c[order] for c in batch.cols], times,
-                                           batch.diffs[order], epoch))
+        times = np.broadcast_to(np.asarray(t, dtype=np.int64), (len(batch), self.depth))
+        data, floats = _pack(code, batch.cols, times, batch.diffs)
+        if not is_sorted(code):
+            data = data[:, np.argsort(code, kind="stable")]
+        self.batches.append(TraceBatch.from_packed(data, floats, self.clock.epoch))
         self._maintain()
 
     def _maintain(self) -> None:
@@ -144,15 +192,15 @@ class Trace:
 
     def _merge(self, parts, force: bool = False) -> TraceBatch | None:
         epoch = self.clock.epoch
+        if (not force and config.fast_paths and all(p.since == epoch for p in parts)
+                and all(p.floats == parts[0].floats for p in parts)):
+            # nothing to compact and nothing that can cancel: merge the sorted runs by key
+            data = np.concatenate([p.data for p in parts], axis=1)
+            order = np.argsort(data[0], kind="stable")
+            return TraceBatch.from_packed(data[:, order], parts[0].floats, epoch)
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])
-        if not force and config.fast_paths and all(p.since == epoch for p in parts):
-            # nothing to compact and nothing that can cancel: merge the sorted runs by key
-            code = np.concatenate([p.keycode for p in parts])
-            order = np.argsort(code, kind="stable")
-            return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order],
-                              epoch)
         frontier = (epoch,) + (0,) * (self.depth - 1)
         cols, times, diffs = consolidate(cols, diffs, advance(times, frontier), runs=True)
         if not len(diffs):
@@ -172,6 +220,8 @@ class Trace:
     # -- reading -----------------------------------------------------------------------
     def gather(self, codes: np.ndarray) -> Rows:
         """All updates whose key code is in ``codes`` (sorted, unique)."""
+        if len(codes) <= SMALL_QUERY and config.fast_paths:
+            return self._collect(self._small_lookup(codes, False)[0])
         picks = []
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")
@@ -180,6 +230,34 @@ class Trace:
             if len(idx):
                 picks.append((b, idx))
         return self._collect(picks)
+
+    def _small_lookup(self, codes: np.ndarray, want_query: bool):
+        """For a few query codes: ``(picks, query indices)``, picks being ``(batch, row
+        indices)`` per batch with matches.  One ``searchsorted`` per batch finds both ends of
+        every key's run (the run of ``c`` ends where ``c + 1`` would start); the ranges are
+        expanded in Python, which for a handful of keys costs less than numpy calls."""
+        n = len(codes)
+        if n and int(codes.max()) == _INT64_MAX:  # c + 1 would wrap: two searches instead
+            bounds = [np.concatenate([b.keycode.searchsorted(codes, "left"),
+                                      b.keycode.searchsorted(codes, "right")])
+                      for b in self.batches]
+        else:
+            probe = np.concatenate([codes, codes + 1])
+            bounds = [b.keycode.searchsorted(probe) for b in self.batches]
+        picks, queries = [], []
+        for b, bound in zip(self.batches, bounds):
+            ends = bound.tolist()
+            idx, q = [], []
+            for i in range(n):
+                lo, hi = ends[i], ends[n + i]
+                if hi > lo:
+                    idx.extend(range(lo, hi))
+                    if want_query:
+                        q.extend([i] * (hi - lo))
+            if idx:
+                picks.append((b, np.array(idx, dtype=np.intp)))
+                queries.append(q)
+        return picks, queries
 
     def _collect(self, picks) -> Rows:
         """Rows at the given indices of the given batches, copied once into fresh arrays."""
@@ -215,6 +293,11 @@ class Trace:
 
         Returns ``(query_index, rows)`` with one entry per (query, matching update) pair.
         """
+        if len(codes) <= SMALL_QUERY and config.fast_paths:
+            picks, queries = self._small_lookup(codes, True)
+            rows = Rows.concat([b.take(idx) for b, idx in picks], len(self.kinds or ()),
+                               self.depth)
+            return np.array([i for q in queries for i in q], dtype=np.int64), rows
         qparts, parts = [], []
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
-from ..batch import Batch, consolidate
+from ..batch import Batch, SMALL_ROWS, consolidate
 from ..columns import key_code
 from ..lattice import leq_rows, lub_rows
 from ..trace import Trace
@@ -109,6 +109,16 @@ class Reduce(Operator):
 
     def _schedule(self, keys, times, t):
         times = lub_rows(times, t)
+        if len(keys) <= SMALL_ROWS and config.fast_paths:
+            # a few (key, time) pairs: group them by time in Python
+            groups: dict = {}
+            for k, row in zip(keys.tolist(), map(tuple, times.tolist())):
+                groups.setdefault(row, set()).add(k)
+            for u in sorted(groups):
+                self.obligations.setdefault(u, []).append(
+                    np.array(sorted(groups[u]), dtype=np.int64))
+                self.scope.schedule(u, self.index)
+            return
         (keys,), times, _ = consolidate([keys], np.ones(len(keys), dtype=np.int64), times)
         # group the (key, time) pairs by time
         order = np.lexsort(times.T[::-1])
