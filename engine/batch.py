@@ -135,23 +135,24 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
     if times is not None:
         keys.extend(times.T)
     packed = pack_keys(keys)
+    # (``take`` rather than fancy indexing: the same gather, about twice as fast)
     if len(packed) == 1:
         order = np.argsort(packed[0], kind="stable" if runs else None)
-        sp = packed[0][order]
+        sp = packed[0].take(order)
         change = np.empty(n, dtype=bool)
         change[0] = True
         np.not_equal(sp[1:], sp[:-1], out=change[1:])
     else:
         order = np.lexsort(packed[::-1])
-        change = row_boundaries([k[order] for k in packed])
+        change = row_boundaries([k.take(order) for k in packed])
     starts = np.flatnonzero(change)
-    sums = np.add.reduceat(diffs[order], starts)
+    sums = np.add.reduceat(diffs.take(order), starts)
     keep = sums != 0
-    pick = order[starts[keep]]
-    out_cols = tuple(c[pick] for c in cols)
+    pick = order.take(starts[keep])
+    out_cols = tuple(c.take(pick) for c in cols)
     if times is None:
         return out_cols, sums[keep]
-    return out_cols, times[pick], sums[keep]
+    return out_cols, times.take(pick, axis=0), sums[keep]
 
 
 #: Below this many rows, consolidation sums diffs in a Python dict: a handful of numpy calls

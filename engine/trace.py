@@ -69,7 +69,18 @@ class TraceBatch:
         return len(self.diffs)
 
     def take(self, idx) -> "Rows":
-        return Rows.from_packed(self.data[:, idx], self.floats)
+        return Rows.from_packed(take_columns(self.data, idx), self.floats)
+
+
+def take_columns(data: np.ndarray, idx) -> np.ndarray:
+    """``data[:, idx]`` for a packed matrix; ``np.take`` along the rows' axis is several
+    times faster than 2-d fancy indexing for integer indices."""
+    if isinstance(idx, slice):
+        return data[:, idx]
+    idx = np.asarray(idx)
+    if idx.dtype == bool:
+        idx = np.flatnonzero(idx)
+    return np.take(data, idx, axis=1)
 
 
 class Rows:
@@ -94,7 +105,7 @@ class Rows:
 
     def take(self, idx) -> "Rows":
         if self.data is not None:
-            return Rows.from_packed(self.data[:, idx], self.floats)
+            return Rows.from_packed(take_columns(self.data, idx), self.floats)
         return Rows(self.keycode[idx], [c[idx] for c in self.cols], self.times[idx], self.diffs[idx])
 
     @staticmethod
@@ -177,7 +188,7 @@ class Trace:
         times = np.broadcast_to(np.asarray(t, dtype=np.int64), (len(batch), self.depth))
         data, floats = _pack(code, batch.cols, times, batch.diffs)
         if not is_sorted(code):
-            data = data[:, np.argsort(code, kind="stable")]
+            data = take_columns(data, np.argsort(code, kind="stable"))
         self.batches.append(TraceBatch.from_packed(data, floats, self.clock.epoch))
         self._maintain()
 
@@ -197,7 +208,7 @@ class Trace:
             # nothing to compact and nothing that can cancel: merge the sorted runs by key
             data = np.concatenate([p.data for p in parts], axis=1)
             order = np.argsort(data[0], kind="stable")
-            return TraceBatch.from_packed(data[:, order], parts[0].floats, epoch)
+            return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])
@@ -260,33 +271,25 @@ class Trace:
         return picks, queries
 
     def _collect(self, picks) -> Rows:
-        """Rows at the given indices of the given batches, copied once into fresh arrays."""
+        """Rows at the given indices of the given batches, copied once into one packed matrix
+        (the batches of one trace share their layout: its kinds never change)."""
+        if not picks:
+            return Rows.concat([], len(self.kinds or ()), self.depth)
         if len(picks) == 1:
             b, idx = picks[0]
             return b.take(idx)
-        arity = len(self.kinds or ())
-        total = sum(len(idx) for _, idx in picks)
-        if total < 4096:  # small: plain copies and one concatenate cost less
-            return Rows.concat([b.take(idx) for b, idx in picks], arity, self.depth)
         first = picks[0][0]
-        keycode = np.empty(total, dtype=np.int64)
-        cols = [np.empty(total, dtype=c.dtype) for c in first.cols]
-        times = np.empty((total, self.depth), dtype=np.int64)
-        diffs = np.empty(total, dtype=np.int64)
+        total = sum(len(idx) for _, idx in picks)
+        if total < 4096:  # small: one concatenate of the picked columns
+            data = np.concatenate([take_columns(b.data, idx) for b, idx in picks], axis=1)
+            return Rows.from_packed(data, first.floats)
+        data = np.empty((len(first.data), total), dtype=np.int64)
         pos = 0
         for b, idx in picks:
             end = pos + len(idx)
-            b.keycode.take(idx, out=keycode[pos:end])
-            for j, c in enumerate(b.cols):
-                if c.dtype == cols[j].dtype:
-                    c.take(idx, out=cols[j][pos:end])
-                else:
-                    cols[j] = cols[j].astype(np.result_type(cols[j], c))
-                    cols[j][pos:end] = c[idx]
-            b.times.take(idx, axis=0, out=times[pos:end])
-            b.diffs.take(idx, out=diffs[pos:end])
+            data[:, pos:end] = take_columns(b.data, idx)
             pos = end
-        return Rows(keycode, cols, times, diffs)
+        return Rows.from_packed(data, first.floats)
 
     def gather_matches(self, codes: np.ndarray):
         """For each query code (any order, repeats allowed): the matching updates.
@@ -295,9 +298,8 @@ class Trace:
         """
         if len(codes) <= SMALL_QUERY and config.fast_paths:
             picks, queries = self._small_lookup(codes, True)
-            rows = Rows.concat([b.take(idx) for b, idx in picks], len(self.kinds or ()),
-                               self.depth)
-            return np.array([i for q in queries for i in q], dtype=np.int64), rows
+            return np.array([i for q in queries for i in q], dtype=np.int64), \
+                self._collect(picks)
         qparts, parts = [], []
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")
