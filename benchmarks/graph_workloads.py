@@ -186,12 +186,18 @@ def _ratios(out):
 def run_cc(args):
     dataset = args.dataset or "collegemsg"
     variant = getattr(args, "variant", None) or "auto"
-    program = {"prioritized": algorithms.connected_components_prioritized,
-               "plain": algorithms.connected_components,
-               "auto": algorithms.connected_components_auto}[variant]
+    choice = {"prioritized": True, "plain": False, "auto": None}[variant]
+    built = {}
+
+    def program(e):
+        built["cc"] = algorithms.connected_components(e, prioritized=choice)
+        return built["cc"]
+
     edge_df = load_edges(dataset, args.seed)
     out, view, present = _run(program, edge_df, args, profiler=_profiler(args))
     out = {"workload": "cc", "dataset": dataset, "variant": variant, **out}
+    if choice is None:
+        out["choice"] = algorithms.explain_choice(built["cc"])
     edges = np.array(sorted(present), dtype=np.int64).reshape(-1, 2)
     import networkx as nx
     from scipy.sparse import coo_matrix
@@ -222,9 +228,15 @@ def run_cc(args):
 def run_scc(args):
     dataset = args.dataset or "random-1m-200k"
     edge_df = load_edges(dataset, args.seed)
-    out, view, present = _run(algorithms.strongly_connected_components, edge_df, args,
-                              profiler=_profiler(args))
-    out = {"workload": "scc", "dataset": dataset, **out}
+    built = {}
+
+    def program(e):
+        built["scc"] = algorithms.strongly_connected_components(e)
+        return built["scc"]
+
+    out, view, present = _run(program, edge_df, args, profiler=_profiler(args))
+    out = {"workload": "scc", "dataset": dataset, **out,
+           "choice": algorithms.explain_choice(built["scc"])}
     import networkx as nx
 
     g = nx.DiGraph()

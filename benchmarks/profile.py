@@ -13,6 +13,9 @@ sample's time goes to the innermost engine function on its stack that belongs to
   and logics, linear operators, loop plumbing);
 - ``user code``: functions the program supplied (``map_columns`` lambdas, ...);
 - ``sinks``: views and subscribers; ``other``: the benchmark's own code.
+
+The sampler slows the updates down (the JSON says ``"profiled": true``): take latency figures
+from a run without ``--profile``, shares from one with it.
 """
 from __future__ import annotations
 
@@ -104,7 +107,7 @@ class UpdateProfiler:
                 from pyinstrument import Profiler
             except ImportError:
                 raise SystemExit("--profile needs pyinstrument (pip install pyinstrument)") from None
-            self.profiler = Profiler(interval=0.0002)
+            self.profiler = Profiler(interval=0.001)
 
     def __enter__(self):
         if self.profiler is not None:
@@ -137,5 +140,6 @@ class UpdateProfiler:
         for label, kind, scope, runs, secs in rows[:25]:
             print(f"| {label} | {kind} | {scope} | {runs / n:.1f} | {secs / n * 1000:.3f} | "
                   f"{secs / op_total:.0%} |", file=out)
-        return {f"profile_{name.replace(' ', '_')}_share": round(layers[name] / total, 3)
-                for name in LAYERS}
+        shares = {f"profile_{name.replace(' ', '_')}_share": round(layers[name] / total, 3)
+                  for name in LAYERS}
+        return {"profiled": True, **shares}
