@@ -58,6 +58,14 @@ class WindowSlider:
         return pd.DataFrame(rows, columns=["src", "dst", "diff"]).astype("int64")
 
 
+class _Quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def run_window_scc(args):
     dataset = args.dataset or "twitter24h"
     width = getattr(args, "width", None) or 3600
@@ -80,17 +88,25 @@ def run_window_scc(args):
     flow.step()
     initial = time.perf_counter() - start
     latencies, retained = [], {}
-    for s in range(1, steps + 1):
-        new = (t0 + s * step, t0 + s * step + width)
-        batch = slider.move(window, new)
-        window = new
-        start = time.perf_counter()
-        edges.update(batch)
-        flow.step()
-        latencies.append((time.perf_counter() - start) * 1000)
-        if s in (60, steps):
-            retained[s] = flow.retained_updates()
+    profiler = None
+    if getattr(args, "profile", False):
+        from .profile import UpdateProfiler
+
+        profiler = UpdateProfiler(True)
+    first_epoch = flow.epoch
+    with profiler if profiler is not None else _Quiet():
+        for s in range(1, steps + 1):
+            new = (t0 + s * step, t0 + s * step + width)
+            batch = slider.move(window, new)
+            window = new
+            start = time.perf_counter()
+            edges.update(batch)
+            flow.step()
+            latencies.append((time.perf_counter() - start) * 1000)
+            if s in (60, steps):
+                retained[s] = flow.retained_updates()
     lat = np.array(latencies)
+    shares = profiler.report(flow, first_epoch, len(lat)) if profiler is not None else {}
     return {
         "workload": "window-scc", "dataset": dataset, "events": int(len(ev)),
         "window_s": width, "step_s": step, "steps": steps,
@@ -101,6 +117,7 @@ def run_window_scc(args):
         "state_growth": round(retained[steps] / retained[60], 3) if 60 in retained else None,
         "components_with_top_label": len(view),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+        **shares,
     }
 
 
