@@ -21,19 +21,22 @@ from .errors import SchemaError
 from .lattice import advance
 
 
-def _pack(keycode, cols, times, diffs) -> tuple[np.ndarray, tuple]:
+def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
     """One ``(fields, n)`` int64 matrix: key code, columns (float bits for floats), time
-    coordinates, diff; each field a contiguous row.  Gathering rows is then one fancy index
-    and concatenating one call, whatever the record's arity (small lookups are dominated by
-    the number of numpy calls, not by the bytes moved)."""
+    coordinates, diff; each field a contiguous row.  Gathering rows is then one ``take`` and
+    concatenating one call, whatever the record's arity (small lookups are dominated by the
+    number of numpy calls, not by the bytes moved).  ``order`` permutes the rows on the way
+    in (one copy, field by field, instead of a copy and then a permuted copy)."""
     floats = tuple(c.dtype.kind == "f" for c in cols)
     n, depth = len(diffs), times.shape[1]
     data = np.empty((2 + len(cols) + depth, n), dtype=np.int64)
-    data[0] = keycode
-    for j, c in enumerate(cols):
-        data[1 + j] = c.view(np.int64) if floats[j] else c
-    data[1 + len(cols): 1 + len(cols) + depth] = times.T
-    data[-1] = diffs
+    fields = [keycode] + [c.view(np.int64) if f else c for c, f in zip(cols, floats)] + \
+        list(times.T) + [diffs]
+    for j, field in enumerate(fields):
+        if order is None:
+            data[j] = field
+        else:
+            np.take(field, order, out=data[j], mode="clip")
     return data, floats
 
 
@@ -186,9 +189,8 @@ class Trace:
         self.kinds = batch.kinds
         code = key_code(batch.cols, batch.kinds, self.nkey)
         times = np.broadcast_to(np.asarray(t, dtype=np.int64), (len(batch), self.depth))
-        data, floats = _pack(code, batch.cols, times, batch.diffs)
-        if not is_sorted(code):
-            data = take_columns(data, np.argsort(code, kind="stable"))
+        order = None if is_sorted(code) else np.argsort(code, kind="stable")
+        data, floats = _pack(code, batch.cols, times, batch.diffs, order)
         self.batches.append(TraceBatch.from_packed(data, floats, self.clock.epoch))
         self._maintain()
 
@@ -206,9 +208,18 @@ class Trace:
         if (not force and config.fast_paths and all(p.since == epoch for p in parts)
                 and all(p.floats == parts[0].floats for p in parts)):
             # nothing to compact and nothing that can cancel: merge the sorted runs by key
-            data = np.concatenate([p.data for p in parts], axis=1)
-            order = np.argsort(data[0], kind="stable")
-            return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)
+            total = sum(len(p) for p in parts)
+            if total < 4096:
+                data = np.concatenate([p.data for p in parts], axis=1)
+                order = np.argsort(data[0], kind="stable")
+                return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)
+            # large: field by field, so only one field is ever held twice
+            order = np.argsort(np.concatenate([p.keycode for p in parts]), kind="stable")
+            data = np.empty((len(parts[0].data), total), dtype=np.int64)
+            for j in range(len(data)):
+                np.take(np.concatenate([p.data[j] for p in parts]), order, out=data[j],
+                        mode="clip")
+            return TraceBatch.from_packed(data, parts[0].floats, epoch)
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])
@@ -283,11 +294,14 @@ class Trace:
         if total < 4096:  # small: one concatenate of the picked columns
             data = np.concatenate([take_columns(b.data, idx) for b, idx in picks], axis=1)
             return Rows.from_packed(data, first.floats)
+        # large: gather straight into the result, field by field (no temporary copies; the
+        # indices come from searchsorted over the batch, so 'clip' never clips)
         data = np.empty((len(first.data), total), dtype=np.int64)
         pos = 0
         for b, idx in picks:
             end = pos + len(idx)
-            data[:, pos:end] = take_columns(b.data, idx)
+            for j in range(len(data)):
+                np.take(b.data[j], idx, out=data[j, pos:end], mode="clip")
             pos = end
         return Rows.from_packed(data, first.floats)
 

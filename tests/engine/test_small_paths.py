@@ -131,3 +131,45 @@ def test_a_rolled_back_first_load_leaves_the_choice_open(monkeypatch):
     assert algorithms.explain_choice(cc).startswith("plain label propagation: first load 1")
     assert view.to_dict() == cc_oracle({(1, 2)})
     assert boom.to_dict() == {-1: 1}
+
+
+def test_large_batches_take_the_field_by_field_paths_and_match_the_oracle():
+    """Batches past the packed paths' 4,096-row limits (field-by-field merges, gathers and
+    permuted packing), on both paths, against networkx over epochs of changes."""
+    rng = np.random.default_rng(7)
+    pairs = rng.integers(0, 3000, size=(6000, 2))
+    present = {(int(a), int(b)) for a, b in pairs if a != b}
+    for enabled in (True, False):
+        with use_fast_paths(enabled):
+            flow = ddlab.Dataflow()
+            edges = flow.input("edges", columns=["src", "dst"])
+            views = [algorithms.connected_components(edges, prioritized=p).view()
+                     for p in (False, True)]
+            current = set(present)
+            edges.insert(sorted(current))
+            flow.step()
+            for _ in range(3):
+                pool = sorted(current)
+                gone = {pool[i] for i in rng.integers(0, len(pool), 300)}
+                new = {(int(a), int(b)) for a, b in rng.integers(0, 3000, size=(300, 2))} - current
+                edges.remove(sorted(gone))
+                edges.insert(sorted(new))
+                current = (current - gone) | new
+                flow.step()
+                want = cc_oracle(current)
+                assert [v.to_dict() for v in views] == [want, want]
+
+
+def test_large_gathers_equal_the_oracle():
+    trace = Trace(1, 2, _Clock(), "t")
+    rng = np.random.default_rng(3)
+    inserted = []
+    for i, n in enumerate([6000, 5000, 300, 9000]):
+        a = rng.integers(0, 2000, size=(n, 2))
+        inserted += [(int(k), int(v), (0, i)) for k, v in a]
+        trace.insert((0, i), Batch([a[:, 0], a[:, 1]], ("i", "i"), np.ones(n, dtype=np.int64)))
+    codes = np.unique(rng.integers(0, 2000, 1500))
+    rows = trace.gather(codes)
+    got = sorted(zip(rows.cols[0].tolist(), rows.cols[1].tolist(), map(tuple, rows.times.tolist())))
+    keep = set(codes.tolist())
+    assert got == sorted(r for r in inserted if r[0] in keep)
