@@ -10,8 +10,10 @@ def _undirected(edges: Collection) -> Collection:
     return edges.concat(edges.project(1, 0))
 
 
-def _nodes(edges: Collection) -> Collection:
-    return edges.project(0).concat(edges.project(1)).distinct()
+def _seeds(graph: Collection) -> Collection:
+    """``(node, node)`` for every node of an undirected ``graph`` (both directions present):
+    the sources are all the nodes, so two operators instead of four per update."""
+    return graph.project(0).distinct().project(0, 0)
 
 
 #: Automatic choice of label propagation (``prioritized=None``): the prioritized fixed point
@@ -78,7 +80,7 @@ def connected_components(edges: Collection, max_iterations: int | None = None,
     if prioritized:
         return connected_components_prioritized(edges, max_iterations)
     graph = _undirected(edges.project(0, 1))
-    labels = _nodes(edges.project(0, 1)).project(0, 0)
+    labels = _seeds(graph)
     return _propagate_min_label(graph, labels, "cc", False, max_iterations).rename("node", "label")
 
 
@@ -99,7 +101,7 @@ def connected_components_prioritized(edges: Collection, max_iterations: int | No
     [(1, 1), (5, 1), (6, 1), (8, 8), (9, 8)]
     """
     graph = _undirected(edges.project(0, 1))
-    labels = _nodes(edges.project(0, 1)).project(0, 0)
+    labels = _seeds(graph)
     priority = _bit_length_priority if log_buckets else 1
     return _propagate_min_label(graph, labels, "cc-prioritized", priority,
                                 max_iterations).rename("node", "label")
