@@ -112,7 +112,8 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
     if args.adversarial:
         changes = [(-1, r) for r in adversarial_deletions(rows, args.adversarial_count)]
     else:
-        changes = _random_updates(args, rows, weighted)
+        # drawn before timing (and before any profiler starts): the draw is not the engine's
+        changes = list(_random_updates(args, rows, weighted))
     first_epoch = flow.epoch
     latencies, cpu = [], []
     with profiler or _NoProfile():
