@@ -1,6 +1,8 @@
 """Runner: ``python -m benchmarks WORKLOAD [--dataset NAME] [--json]``.
 
 Prints one JSON object (``--json``) or a markdown table of the figures a workload measured.
+``--updates adversarial`` (cc) times the hardest deletions for label propagation;
+``--profile`` prints to stderr where the updates' time goes, by operator and by engine layer.
 """
 from __future__ import annotations
 
