@@ -29,17 +29,25 @@ CC_PRIORITIZED_FROM_EDGES = 250_000
 SCC_PRIORITIZED_FROM_EDGES = 50_000
 
 
-def _choose(edges: Collection, threshold: int, small, large, names) -> Collection:
-    """Build both formulations behind one size decision (``engine.operators.choose``): the
-    first non-empty load of ``edges`` picks one for good; the other never runs."""
-    from ..operators.choose import Choose, SizeChoice
+def _decided(edges: Collection, threshold: int) -> tuple[Collection, object]:
+    """``edges`` passed through a :class:`~ddlab.engine.operators.choose.Decide` whose first
+    load fixes plain or prioritized propagation, and the priority function that follows it:
+    one priority class for every label (that is plain label propagation: times ``(0, i)``
+    order exactly like ``i``) or :func:`_bit_length_priority`."""
+    from ..operators.choose import Decide, SizeChoice
 
-    decision = SizeChoice(threshold, names, what="edges")
-    routed = {branch: Collection(Choose(edges.scope, edges.op, decision, branch), edges.columns)
-              for branch in ("small", "large")}
-    out = small(routed["small"]).concat(large(routed["large"]))
-    out.op.decision = decision  # the explanation travels with the result (see explain_choice)
-    return out
+    decision = SizeChoice(threshold, {"small": "plain label propagation",
+                                      "large": "prioritized label propagation"}, what="edges")
+    decided = Collection(Decide(edges.scope, edges.op, decision), edges.columns)
+
+    def priority(node, label):
+        # the Decide is upstream of every seed, so it has decided before any seed gets here
+        if decision.choice == "large":
+            return _bit_length_priority(node, label)
+        return np.zeros(len(label), dtype=np.int64)
+
+    priority.decision = decision
+    return decided, priority
 
 
 def explain_choice(result: Collection) -> str | None:
@@ -59,9 +67,8 @@ def connected_components(edges: Collection, max_iterations: int | None = None,
     (:func:`connected_components_prioritized`), ``None`` (default) chooses by the size of the
     first load: prioritized from :data:`CC_PRIORITIZED_FROM_EDGES` edges (from scratch it is
     4x faster and 3x smaller there), plain below (cheaper per update, as fast from scratch on
-    small graphs).  Both are built; the first load routes every update to one of them for
-    good.  :func:`explain_choice` and the ``choose`` operators' names in ``flow.stats()``
-    say which ran and why.
+    small graphs).  The first load decides for good (plain is the same prioritized loop with one priority class).  :func:`explain_choice`
+    and the ``choose`` operator's name in ``flow.stats()`` say which and why.
 
     >>> flow = Dataflow(); edges = flow.input("edges")
     >>> cc = connected_components(edges); labels = cc.view()
@@ -71,17 +78,17 @@ def connected_components(edges: Collection, max_iterations: int | None = None,
     >>> explain_choice(cc)
     'plain label propagation: first load 2 edges < 250,000'
     """
-    if prioritized is None:
-        return _choose(edges.project(0, 1), CC_PRIORITIZED_FROM_EDGES,
-                       lambda e: connected_components(e, max_iterations, False),
-                       lambda e: connected_components_prioritized(e, max_iterations),
-                       {"small": "plain label propagation",
-                        "large": "prioritized label propagation"}).rename("node", "label")
     if prioritized:
         return connected_components_prioritized(edges, max_iterations)
-    graph = _undirected(edges.project(0, 1))
+    edges = edges.project(0, 1)
+    priority = False
+    if prioritized is None:
+        edges, priority = _decided(edges, CC_PRIORITIZED_FROM_EDGES)
+    graph = _undirected(edges)
     labels = _seeds(graph)
-    return _propagate_min_label(graph, labels, "cc", False, max_iterations).rename("node", "label")
+    out = _propagate_min_label(graph, labels, "cc", priority, max_iterations)
+    out.op.decision = getattr(priority, "decision", None)
+    return out.rename("node", "label")
 
 
 def connected_components_prioritized(edges: Collection, max_iterations: int | None = None,
@@ -238,17 +245,15 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
     >>> sorted(scc.to_dict())
     [(1, 2), (2, 1)]
     """
-    if prioritized is None:
-        return _choose(edges.project(0, 1), SCC_PRIORITIZED_FROM_EDGES,
-                       lambda e: strongly_connected_components(e, max_iterations, False),
-                       lambda e: strongly_connected_components(e, max_iterations, True),
-                       {"small": "plain label propagation",
-                        "large": "prioritized label propagation"}).rename("src", "dst")
     graph = edges.project(0, 1)
+    if prioritized is None:
+        graph, prioritized = _decided(graph, SCC_PRIORITIZED_FROM_EDGES)
     reverse = graph.project(1, 0)
 
     def body(cycle: Collection) -> Collection:
         return _trim(_trim(cycle, graph, prioritized, max_iterations), reverse, prioritized,
                      max_iterations)
 
-    return graph.iterate(body, max_iterations=max_iterations, name="scc").rename("src", "dst")
+    out = graph.iterate(body, max_iterations=max_iterations, name="scc")
+    out.op.decision = getattr(prioritized, "decision", None)
+    return out.rename("src", "dst")

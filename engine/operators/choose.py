@@ -1,14 +1,14 @@
-"""Choose between two ways of computing the same thing by the size of the first load.
+"""Decide how to compute something by the size of the first load.
 
-Some programs have two formulations with the same result but different costs: label
-propagation is cheaper per update in its plain form and much cheaper from scratch (in time and
-memory) in its prioritized form on large graphs.  Which one to build cannot be known when the
-dataflow is built (the data arrives later), so both are built behind a pair of :class:`Choose`
-operators sharing one :class:`SizeChoice`: the first non-empty batch decides, once and for all,
-and from then on one branch receives every update and the other none (an operator without
-pending work is never visited, so the idle branch costs nothing).  Since the routing is a
-fixed function from the first batch on, each branch sees a consistent collection and the
-sum of the two outputs is the program's output.
+Some programs have formulations with the same result but different costs: label propagation
+is cheaper per update in its plain form and much cheaper from scratch (in time and memory) in
+its prioritized form on large graphs.  Which to use cannot be known when the dataflow is built
+(the data arrives later), so a :class:`Decide` operator on the input passes every update on
+unchanged and, on the first non-empty batch it sees, fixes a :class:`SizeChoice` for good.
+Operators downstream read the choice (a prioritized loop's priority function: one priority
+class for everything is plain label propagation).  Since the choice is a fixed function
+from the first batch on, the program downstream is one fixed program; a rolled-back first
+epoch undoes the choice.
 """
 from __future__ import annotations
 
@@ -53,31 +53,24 @@ class SizeChoice:
                 op.name = op.describe()
 
 
-class Choose(Operator):
-    """Passes its input on iff its branch (``"small"`` or ``"large"``) is the chosen one."""
+class Decide(Operator):
+    """Passes its input on unchanged; its first non-empty batch fixes ``decision``.  Its name
+    (in ``flow.stats()`` and the graph) says what was chosen and why."""
 
     kind = "choose"
     preserves_consolidation = True
 
-    def __init__(self, scope, up, decision: SizeChoice, branch: str):
-        if branch not in ("small", "large"):
-            raise ValueError(f"branch must be 'small' or 'large', not {branch!r}")
-        self.decision, self.branch = decision, branch
+    def __init__(self, scope, up, decision: SizeChoice):
+        self.decision = decision
         super().__init__(scope, [up], self.describe())
         decision.operators.append(self)
 
     def describe(self) -> str:
-        d = self.decision
-        if d.choice is None:
-            return f"auto: {d.names[self.branch]}?"
-        if d.choice == self.branch:
-            return f"auto: {d.explain()}"
-        return f"auto: {d.names[self.branch]} (not chosen)"
+        return f"auto: {self.decision.explain()}"
 
     def process(self, t, inputs):
-        b = inputs[0]
-        if self.decision.decide(len(b)) == self.branch:
-            self.emit(t, b)
+        self.decision.decide(len(inputs[0]))
+        self.emit(t, inputs[0])
 
     def snapshot(self):
         return self.decision.snapshot()

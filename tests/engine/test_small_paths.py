@@ -98,9 +98,8 @@ def _auto_flow(monkeypatch, threshold):
     return flow, edges, cc, cc.view()
 
 
-@pytest.mark.parametrize("threshold, chosen, loop", [(3, "prioritized", "root/cc-prioritized"),
-                                                     (4, "plain", "root/cc")])
-def test_automatic_choice_follows_the_first_load(monkeypatch, threshold, chosen, loop):
+@pytest.mark.parametrize("threshold, chosen", [(3, "prioritized"), (4, "plain")])
+def test_automatic_choice_follows_the_first_load(monkeypatch, threshold, chosen):
     flow, edges, cc, view = _auto_flow(monkeypatch, threshold)
     present = {(1, 2), (2, 3), (7, 8)}
     edges.insert(sorted(present))
@@ -113,8 +112,9 @@ def test_automatic_choice_follows_the_first_load(monkeypatch, threshold, chosen,
         flow.step()
         assert view.to_dict() == cc_oracle(present)
     stats = flow.stats()
-    loops = set(stats.scope) - {"root"}
-    assert loops == {loop}  # the other branch never ran
+    assert set(stats.scope) == {"root", "root/cc"}  # one loop, whichever the choice
+    priorities = {t[1][0] for t in stats[stats.scope == "root/cc"].time}
+    assert (priorities == {0}) == (chosen == "plain")  # plain: one priority class
     names = set(stats[stats.kind == "choose"].operator)
     assert any(f"{chosen} label propagation: first load 3 edges" in n for n in names)
 
