@@ -1,6 +1,8 @@
 """Runner: ``python -m benchmarks WORKLOAD [--dataset NAME] [--json]``.
 
 Prints one JSON object (``--json``) or a markdown table of the figures a workload measured.
+``--updates adversarial`` (cc) times the hardest deletions for label propagation;
+``--profile`` prints to stderr where the updates' time goes, by operator and by engine layer.
 """
 from __future__ import annotations
 
@@ -18,11 +20,28 @@ def _peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
+def _updates(text: str):
+    if text == "adversarial":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--updates takes a number or 'adversarial', not {text!r}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
     parser.add_argument("workload", choices=sorted(WORKLOADS))
     parser.add_argument("--dataset", default=None, help="dataset name (workload default if omitted)")
-    parser.add_argument("--updates", type=int, default=200, help="single-change updates to time")
+    parser.add_argument("--updates", type=_updates, default=200,
+                        help="single-change updates to time, or 'adversarial' (cc: delete every "
+                             "edge of each component's minimum-label node)")
+    parser.add_argument("--adversarial-count", type=int, default=100,
+                        help="with --updates adversarial: at most this many deletions")
+    parser.add_argument("--profile", action="store_true",
+                        help="print (to stderr) where the updates' time goes, by operator and "
+                             "by engine layer (needs pyinstrument)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--sources", type=int, default=1,
                         help="sssp: number of source nodes (the largest out-degrees)")
@@ -30,6 +49,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="algorithm variant where a workload has several (plain, prioritized)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    args.adversarial = args.updates == "adversarial"
+    if args.adversarial:
+        if args.workload != "cc":
+            parser.error("--updates adversarial is defined for the cc workload")
+        args.updates = args.adversarial_count
     module_name, func_name = WORKLOADS[args.workload].split(":")
     run = getattr(importlib.import_module(module_name), func_name)
     result = dict(run(args))

@@ -17,6 +17,7 @@ RANDOM = {  # name: (nodes, edges)
     "random-1m-200k": (1_000_000, 200_000),
     "random-1m-2m": (1_000_000, 2_000_000),
     "random-1m-1m": (1_000_000, 1_000_000),
+    "random-100k-500k": (100_000, 500_000),  # the adversarial-update graph (issue 13)
 }
 
 

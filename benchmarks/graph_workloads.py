@@ -4,7 +4,13 @@ timed from the call that pushes the change to the moment the output changes reac
 subscriber.  Baselines on the same data, in the same run: networkx recomputing from scratch
 (what a user without an incremental engine pays per change) and, for CC,
 ``scipy.sparse.csgraph`` (C speed, the practical from-scratch limit).  Every run also checks
-that ddlab's final answer equals networkx's."""
+that ddlab's final answer equals networkx's.
+
+``--updates adversarial`` (CC) replaces the random changes by the hardest ones for label
+propagation: deleting, one by one, every edge of the node that holds its component's minimum
+label (see :func:`adversarial_deletions`).  CC rows add ``update_vs_scipy`` and
+``initial_vs_scipy`` (ours over scipy's from-scratch recompute in the same run);
+``--profile`` prints where the updates' time goes (:mod:`benchmarks.profile`)."""
 from __future__ import annotations
 
 import resource
@@ -22,8 +28,67 @@ def _rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def _run(program, edge_df, args, weighted=False, roots=None):
-    """Build ``program`` over an edge input, load ``edge_df``, then time single-edge updates."""
+def _random_updates(args, rows, weighted):
+    """Single-edge changes: even steps insert a new random edge, odd steps delete an existing
+    one.  Yields ``(sign, record)``; the caller keeps ``present`` in step."""
+    rng = np.random.default_rng(args.seed + 1)
+    nodes = np.unique(rows[:, :2])
+    present = {tuple(r) for r in rows.tolist()}
+    pairs = {r[:2] for r in present}
+    for i in range(args.updates):
+        if i % 2 == 0:
+            while True:
+                u, v = (int(x) for x in rng.choice(nodes, 2))
+                if (u, v) not in pairs:
+                    break
+            record = (u, v, int(rng.integers(1, 10))) if weighted else (u, v)
+            present.add(record)
+            pairs.add((u, v))
+            yield 1, record
+        else:
+            while True:
+                record = tuple(int(x) for x in rows[rng.integers(len(rows))])
+                if record in present:
+                    break
+            present.discard(record)
+            pairs.discard(record[:2])
+            yield -1, record
+
+
+def _components(edge_rows):
+    """``(node ids, component index per node)`` of the undirected graph (scipy)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    ids, inv = np.unique(edge_rows[:, :2], return_inverse=True)
+    inv = inv.reshape(len(edge_rows), 2)
+    m = coo_matrix((np.ones(len(edge_rows)), (inv[:, 0], inv[:, 1])), shape=(len(ids), len(ids)))
+    return ids, connected_components(m, directed=False)[1]
+
+
+def adversarial_deletions(rows, limit: int) -> list[tuple]:
+    """The adversarial update sequence for CC: for each component (largest first), delete
+    every edge of the node holding its minimum label, one edge per epoch.  While the node
+    keeps an edge the labels stay but every label's derivation through that edge must be
+    retracted; the last deletion isolates the node and relabels its whole component."""
+    ids, comp = _components(rows)
+    sizes = np.bincount(comp)
+    order = np.argsort(-sizes, kind="stable")
+    low = np.full(len(sizes), np.iinfo(np.int64).max)
+    np.minimum.at(low, comp, ids)
+    out = []
+    for c in order:
+        m = low[c]
+        incident = rows[(rows[:, 0] == m) | (rows[:, 1] == m)]
+        out.extend(tuple(int(x) for x in r) for r in incident)
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
+def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
+    """Build ``program`` over an edge input, load ``edge_df``, then time single-edge updates
+    (random, or ``--updates adversarial``)."""
     cols = ["src", "dst", "w"] if weighted else ["src", "dst"]
     flow = ddlab.Dataflow()
     edge_input = flow.input("edges", columns=cols)
@@ -42,48 +107,67 @@ def _run(program, edge_df, args, weighted=False, roots=None):
     initial = time.perf_counter() - start
     delivered.clear()
 
-    rng = np.random.default_rng(args.seed + 1)
     rows = edge_df[cols].to_numpy()
-    nodes = np.unique(rows[:, :2])
     present = {tuple(r) for r in rows.tolist()}
-    pairs = {r[:2] for r in present}
-    latencies = []
-    for i in range(args.updates):
-        if i % 2 == 0:
-            while True:
-                u, v = (int(x) for x in rng.choice(nodes, 2))
-                if (u, v) not in pairs:
-                    break
-            record = (u, v, int(rng.integers(1, 10))) if weighted else (u, v)
-            present.add(record)
-            pairs.add((u, v))
-            start = time.perf_counter()
-            edge_input.insert([record])
-        else:
-            while True:
-                record = tuple(int(x) for x in rows[rng.integers(len(rows))])
-                if record in present:
-                    break
-            present.discard(record)
-            pairs.discard(record[:2])
-            start = time.perf_counter()
-            edge_input.remove([record])
-        flow.step()
-        if not delivered:
-            raise AssertionError("the subscriber was not called")
-        latencies.append((time.perf_counter() - start) * 1000)
-        delivered.clear()
+    if args.adversarial:
+        changes = [(-1, r) for r in adversarial_deletions(rows, args.adversarial_count)]
+    else:
+        # drawn before timing (and before any profiler starts): the draw is not the engine's
+        changes = list(_random_updates(args, rows, weighted))
+    first_epoch = flow.epoch
+    latencies, cpu = [], []
+    with profiler or _NoProfile():
+        for sign, record in changes:
+            if sign > 0:
+                present.add(record)
+                start, start_cpu = time.perf_counter(), time.process_time()
+                edge_input.insert([record])
+            else:
+                present.discard(record)
+                start, start_cpu = time.perf_counter(), time.process_time()
+                edge_input.remove([record])
+            flow.step()
+            if not delivered:
+                raise AssertionError("the subscriber was not called")
+            latencies.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.process_time() - start_cpu) * 1000)
+            delivered.clear()
     lat = np.array(latencies)
-    return {
+    out = {
         "edges": int(len(edge_df)),
-        "nodes": int(len(nodes)),
+        "nodes": int(len(np.unique(rows[:, :2]))),
         "initial_s": round(initial, 3),
         "update_median_ms": round(float(np.median(lat)), 3),
         "update_p99_ms": round(float(np.percentile(lat, 99)), 3),
+        # CPU time of this process: less sensitive than wall time to a busy shared machine
+        "update_median_cpu_ms": round(float(np.median(cpu)), 3),
         "updates": int(len(lat)),
         "retained_updates": flow.retained_updates(),
         "peak_rss_mb": _rss_mb(),  # before any baseline allocates
-    }, view, present
+    }
+    if args.adversarial:
+        out["updates_kind"] = "adversarial"
+        out["adversarial_median_ms"] = out["update_median_ms"]
+        out["adversarial_max_ms"] = round(float(lat.max()), 3)
+    if profiler is not None:
+        out.update(profiler.report(flow, first_epoch, len(lat)))
+    return out, view, present
+
+
+class _NoProfile:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _profiler(args):
+    if not getattr(args, "profile", False):
+        return None
+    from .profile import UpdateProfiler
+
+    return UpdateProfiler(True)
 
 
 def _timed(fn, repeat=3):
@@ -105,13 +189,20 @@ def _ratios(out):
 
 def run_cc(args):
     dataset = args.dataset or "collegemsg"
-    variant = getattr(args, "variant", None) or "prioritized"
-    program = (algorithms.connected_components_prioritized if variant == "prioritized"
-               else algorithms.connected_components)
+    variant = getattr(args, "variant", None) or "auto"
+    choice = {"prioritized": True, "plain": False, "auto": None}[variant]
+    built = {}
+
+    def program(e):
+        built["cc"] = algorithms.connected_components(e, prioritized=choice)
+        return built["cc"]
+
     edge_df = load_edges(dataset, args.seed)
-    out, view, present = _run(program, edge_df, args)
+    out, view, present = _run(program, edge_df, args, profiler=_profiler(args))
     out = {"workload": "cc", "dataset": dataset, "variant": variant, **out}
-    edges = np.array(sorted(present), dtype=np.int64)
+    if choice is None:
+        out["choice"] = algorithms.explain_choice(built["cc"])
+    edges = np.array(sorted(present), dtype=np.int64).reshape(-1, 2)
     import networkx as nx
     from scipy.sparse import coo_matrix
     from scipy.sparse.csgraph import connected_components
@@ -130,14 +221,26 @@ def run_cc(args):
 
     out["scipy_s"], _ = _timed(scipy_cc)
     out["speedup_vs_scipy"] = round(out["scipy_s"] / (out["update_median_ms"] / 1000.0), 1)
+    out["update_vs_scipy"] = round(out["update_median_ms"] / 1000.0 / out["scipy_s"], 3)
+    out["initial_vs_scipy"] = round(out["initial_s"] / out["scipy_s"], 2)
+    if "adversarial_max_ms" in out:
+        out["adversarial_max_vs_scipy"] = round(out["adversarial_max_ms"] / 1000.0
+                                                / out["scipy_s"], 2)
     return _ratios(out)
 
 
 def run_scc(args):
     dataset = args.dataset or "random-1m-200k"
     edge_df = load_edges(dataset, args.seed)
-    out, view, present = _run(algorithms.strongly_connected_components, edge_df, args)
-    out = {"workload": "scc", "dataset": dataset, **out}
+    built = {}
+
+    def program(e):
+        built["scc"] = algorithms.strongly_connected_components(e)
+        return built["scc"]
+
+    out, view, present = _run(program, edge_df, args, profiler=_profiler(args))
+    out = {"workload": "scc", "dataset": dataset, **out,
+           "choice": algorithms.explain_choice(built["scc"])}
     import networkx as nx
 
     g = nx.DiGraph()
@@ -147,7 +250,22 @@ def run_scc(args):
     comp = {n: i for i, c in enumerate(comps) for n in c}
     out["matches_networkx"] = view.to_dict() == {(a, b): 1 for a, b in present
                                                  if comp[a] == comp[b]}
+    edges = np.array(sorted(present), dtype=np.int64).reshape(-1, 2)
+    out["scipy_s"], _ = _timed(lambda: scipy_scc(edges))
+    out["update_vs_scipy"] = round(out["update_median_ms"] / 1000.0 / out["scipy_s"], 3)
+    out["initial_vs_scipy"] = round(out["initial_s"] / out["scipy_s"], 2)
     return _ratios(out)
+
+
+def scipy_scc(edges: np.ndarray):
+    """Strongly connected components from scratch with scipy (the same-run C baseline)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    ids, inv = np.unique(edges, return_inverse=True)
+    inv = inv.reshape(edges.shape)
+    m = coo_matrix((np.ones(len(edges)), (inv[:, 0], inv[:, 1])), shape=(len(ids), len(ids)))
+    return connected_components(m, directed=True, connection="strong")
 
 
 def run_sssp(args):
@@ -160,7 +278,8 @@ def run_sssp(args):
                else algorithms.shortest_paths)
     # the sources: the nodes with the largest out-degrees (a random node reaches few others)
     roots = [int(r) for r in edge_df["src"].value_counts().index[:max(1, args.sources)]]
-    out, view, present = _run(program, edge_df, args, weighted=True, roots=roots)
+    out, view, present = _run(program, edge_df, args, weighted=True, roots=roots,
+                              profiler=_profiler(args))
     out = {"workload": "sssp", "dataset": dataset, "variant": variant, **out,
            "sources": len(roots), "reached": len(view)}
     import networkx as nx

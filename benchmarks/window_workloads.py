@@ -58,6 +58,14 @@ class WindowSlider:
         return pd.DataFrame(rows, columns=["src", "dst", "diff"]).astype("int64")
 
 
+class _Quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
 def run_window_scc(args):
     dataset = args.dataset or "twitter24h"
     width = getattr(args, "width", None) or 3600
@@ -79,28 +87,47 @@ def run_window_scc(args):
     edges.update(slider.move(None, window))
     flow.step()
     initial = time.perf_counter() - start
-    latencies, retained = [], {}
-    for s in range(1, steps + 1):
-        new = (t0 + s * step, t0 + s * step + width)
-        batch = slider.move(window, new)
-        window = new
-        start = time.perf_counter()
-        edges.update(batch)
-        flow.step()
-        latencies.append((time.perf_counter() - start) * 1000)
-        if s in (60, steps):
-            retained[s] = flow.retained_updates()
+    latencies, cpu, retained = [], [], {}
+    profiler = None
+    if getattr(args, "profile", False):
+        from .profile import UpdateProfiler
+
+        profiler = UpdateProfiler(True)
+    first_epoch = flow.epoch
+    with profiler if profiler is not None else _Quiet():
+        for s in range(1, steps + 1):
+            new = (t0 + s * step, t0 + s * step + width)
+            batch = slider.move(window, new)
+            window = new
+            start, start_cpu = time.perf_counter(), time.process_time()
+            edges.update(batch)
+            flow.step()
+            latencies.append((time.perf_counter() - start) * 1000)
+            cpu.append((time.process_time() - start_cpu) * 1000)
+            if s in (60, steps):
+                retained[s] = flow.retained_updates()
     lat = np.array(latencies)
+    # the same-run C baseline: scipy's strongly connected components of the last window's
+    # graph from scratch (what a step would cost recomputing, without the top-label join)
+    from .graph_workloads import _timed, scipy_scc
+
+    final = np.array(sorted(slider.counts), dtype=np.int64).reshape(-1, 2)
+    scipy_s, _ = _timed(lambda: scipy_scc(final))
+    shares = profiler.report(flow, first_epoch, len(lat)) if profiler is not None else {}
     return {
         "workload": "window-scc", "dataset": dataset, "events": int(len(ev)),
         "window_s": width, "step_s": step, "steps": steps,
         "initial_s": round(initial, 3),
         "update_median_ms": round(float(np.median(lat)), 3),
         "update_p99_ms": round(float(np.percentile(lat, 99)), 3),
+        "update_median_cpu_ms": round(float(np.median(cpu)), 3),
+        "scipy_s": scipy_s,
+        "update_vs_scipy": round(float(np.median(lat)) / 1000.0 / scipy_s, 3),
         "retained_after_60": retained.get(60), "retained_after_all": retained.get(steps),
         "state_growth": round(retained[steps] / retained[60], 3) if 60 in retained else None,
         "components_with_top_label": len(view),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+        **shares,
     }
 
 

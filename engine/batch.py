@@ -129,27 +129,57 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
         if times is None:
             return tuple(c[keep] for c in cols), diffs[keep]
         return tuple(c[keep] for c in cols), times[keep], diffs[keep]
+    if n <= SMALL_ROWS and config.fast_paths and all(c.dtype.kind == "i" for c in cols):
+        return _consolidate_small(cols, diffs, times)
     keys = list(cols)
     if times is not None:
         keys.extend(times.T)
     packed = pack_keys(keys)
+    # (``take`` rather than fancy indexing: the same gather, about twice as fast)
     if len(packed) == 1:
         order = np.argsort(packed[0], kind="stable" if runs else None)
-        sp = packed[0][order]
+        sp = packed[0].take(order)
         change = np.empty(n, dtype=bool)
         change[0] = True
         np.not_equal(sp[1:], sp[:-1], out=change[1:])
     else:
         order = np.lexsort(packed[::-1])
-        change = row_boundaries([k[order] for k in packed])
+        change = row_boundaries([k.take(order) for k in packed])
     starts = np.flatnonzero(change)
-    sums = np.add.reduceat(diffs[order], starts)
+    sums = np.add.reduceat(diffs.take(order), starts)
     keep = sums != 0
-    pick = order[starts[keep]]
-    out_cols = tuple(c[pick] for c in cols)
+    pick = order.take(starts[keep])
+    out_cols = tuple(c.take(pick) for c in cols)
     if times is None:
         return out_cols, sums[keep]
-    return out_cols, times[pick], sums[keep]
+    return out_cols, times.take(pick, axis=0), sums[keep]
+
+
+#: Below this many rows, consolidation sums diffs in a Python dict: a handful of numpy calls
+#: (tens of microseconds of fixed cost) would cost more than the rows themselves.
+SMALL_ROWS = 32
+
+
+def _consolidate_small(cols, diffs, times):
+    """:func:`consolidate` for a few integer rows (same result, same order)."""
+    keys = [c.tolist() for c in cols]
+    if times is not None:
+        keys.extend(times.T.tolist())
+    sums: dict = {}
+    first: dict = {}
+    for i, (row, d) in enumerate(zip(zip(*keys), diffs.tolist())):
+        if row in sums:
+            sums[row] += d
+        else:
+            sums[row] = d
+            first[row] = i
+    kept = sorted(row for row, d in sums.items() if d)
+    pick = np.array([first[row] for row in kept], dtype=np.intp)
+    out_diffs = np.array([sums[row] for row in kept], dtype=np.int64)
+    out_cols = tuple(c[pick] for c in cols)
+    if times is None:
+        return out_cols, out_diffs
+    return out_cols, times[pick], out_diffs
 
 
 def concat_batches(batches, where: str = "") -> Batch:

@@ -21,38 +21,94 @@ from .errors import SchemaError
 from .lattice import advance
 
 
+def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
+    """One ``(fields, n)`` int64 matrix: key code, columns (float bits for floats), time
+    coordinates, diff; each field a contiguous row.  Gathering rows is then one ``take`` and
+    concatenating one call, whatever the record's arity (small lookups are dominated by the
+    number of numpy calls, not by the bytes moved).  ``order`` permutes the rows on the way
+    in (one copy, field by field, instead of a copy and then a permuted copy)."""
+    floats = tuple(c.dtype.kind == "f" for c in cols)
+    n, depth = len(diffs), times.shape[1]
+    data = np.empty((2 + len(cols) + depth, n), dtype=np.int64)
+    fields = [keycode] + [c.view(np.int64) if f else c for c, f in zip(cols, floats)] + \
+        list(times.T) + [diffs]
+    for j, field in enumerate(fields):
+        if order is None:
+            data[j] = field
+        else:
+            np.take(field, order, out=data[j], mode="clip")
+    return data, floats
+
+
+def _unpack(data: np.ndarray, floats: tuple):
+    """Views ``(keycode, cols, times, diffs)`` of a packed matrix (no copies)."""
+    arity = len(floats)
+    cols = [data[1 + j].view(np.float64) if floats[j] else data[1 + j] for j in range(arity)]
+    return data[0], cols, data[1 + arity:-1].T, data[-1]
+
+
 class TraceBatch:
-    """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs.
+    """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs
+    (views of one packed matrix ``data``, see :func:`_pack`).
 
     ``since`` is the epoch whose frontier its times are compacted to: a batch with
     ``since`` equal to the current epoch needs no compaction, and two such batches cannot hold
     cancelling updates (a trace receives one batch per time), so they merge by key alone."""
 
-    __slots__ = ("keycode", "cols", "times", "diffs", "since")
+    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats")
 
-    def __init__(self, keycode, cols, times, diffs, since):
-        self.keycode, self.cols, self.times, self.diffs = keycode, tuple(cols), times, diffs
+    def __init__(self, keycode, cols, times, diffs, since, packed=None):
+        self.data, self.floats = packed if packed is not None else _pack(keycode, cols, times,
+                                                                          diffs)
+        self.keycode, cols, self.times, self.diffs = _unpack(self.data, self.floats)
+        self.cols = tuple(cols)
         self.since = since
+
+    @classmethod
+    def from_packed(cls, data, floats, since) -> "TraceBatch":
+        return cls(None, None, None, None, since, packed=(data, floats))
 
     def __len__(self) -> int:
         return len(self.diffs)
 
     def take(self, idx) -> "Rows":
-        return Rows(self.keycode[idx], [c[idx] for c in self.cols], self.times[idx], self.diffs[idx])
+        return Rows.from_packed(take_columns(self.data, idx), self.floats)
+
+
+def take_columns(data: np.ndarray, idx) -> np.ndarray:
+    """``data[:, idx]`` for a packed matrix; ``np.take`` along the rows' axis is several
+    times faster than 2-d fancy indexing for integer indices."""
+    if isinstance(idx, slice):
+        return data[:, idx]
+    idx = np.asarray(idx)
+    if idx.dtype == bool:
+        idx = np.flatnonzero(idx)
+    return np.take(data, idx, axis=1)
 
 
 class Rows:
-    """Updates gathered from a trace (not necessarily sorted): same fields as a TraceBatch."""
+    """Updates gathered from a trace (not necessarily sorted): same fields as a TraceBatch,
+    packed (``data``) when they come straight from trace batches."""
 
-    __slots__ = ("keycode", "cols", "times", "diffs")
+    __slots__ = ("keycode", "cols", "times", "diffs", "data", "floats")
 
     def __init__(self, keycode, cols, times, diffs):
         self.keycode, self.cols, self.times, self.diffs = keycode, list(cols), times, diffs
+        self.data = self.floats = None
+
+    @classmethod
+    def from_packed(cls, data, floats) -> "Rows":
+        keycode, cols, times, diffs = _unpack(data, floats)
+        rows = cls(keycode, cols, times, diffs)
+        rows.data, rows.floats = data, floats
+        return rows
 
     def __len__(self) -> int:
         return len(self.diffs)
 
     def take(self, idx) -> "Rows":
+        if self.data is not None:
+            return Rows.from_packed(take_columns(self.data, idx), self.floats)
         return Rows(self.keycode[idx], [c[idx] for c in self.cols], self.times[idx], self.diffs[idx])
 
     @staticmethod
@@ -62,10 +118,20 @@ class Rows:
             return Rows(z, [z] * arity, np.zeros((0, depth), dtype=np.int64), z)
         if len(parts) == 1:
             return parts[0]
+        first = parts[0]
+        if first.data is not None and all(p.data is not None and p.floats == first.floats
+                                          and len(p.data) == len(first.data) for p in parts):
+            return Rows.from_packed(np.concatenate([p.data for p in parts], axis=1),
+                                    first.floats)
         return Rows(np.concatenate([p.keycode for p in parts]),
                     [np.concatenate([p.cols[j] for p in parts]) for j in range(arity)],
                     np.concatenate([p.times for p in parts]),
                     np.concatenate([p.diffs for p in parts]))
+
+
+#: Lookups of at most this many keys take the small path (:meth:`Trace._small_lookup`).
+SMALL_QUERY = 16
+_INT64_MAX = np.iinfo(np.int64).max
 
 
 def is_sorted(a: np.ndarray) -> bool:
@@ -122,15 +188,10 @@ class Trace:
         self.check_kinds(batch.kinds, self.name)
         self.kinds = batch.kinds
         code = key_code(batch.cols, batch.kinds, self.nkey)
-        times = np.empty((len(batch), self.depth), dtype=np.int64)
-        times[:] = t
-        epoch = self.clock.epoch
-        if is_sorted(code):
-            self.batches.append(TraceBatch(code, batch.cols, times, batch.diffs, epoch))
-        else:
-            order = np.argsort(code, kind="stable")
-            self.batches.append(TraceBatch(code[order], [c[order] for c in batch.cols], times,
-                                           batch.diffs[order], epoch))
+        times = np.broadcast_to(np.asarray(t, dtype=np.int64), (len(batch), self.depth))
+        order = None if is_sorted(code) else np.argsort(code, kind="stable")
+        data, floats = _pack(code, batch.cols, times, batch.diffs, order)
+        self.batches.append(TraceBatch.from_packed(data, floats, self.clock.epoch))
         self._maintain()
 
     def _maintain(self) -> None:
@@ -144,15 +205,24 @@ class Trace:
 
     def _merge(self, parts, force: bool = False) -> TraceBatch | None:
         epoch = self.clock.epoch
+        if (not force and config.fast_paths and all(p.since == epoch for p in parts)
+                and all(p.floats == parts[0].floats for p in parts)):
+            # nothing to compact and nothing that can cancel: merge the sorted runs by key
+            total = sum(len(p) for p in parts)
+            if total < 4096:
+                data = np.concatenate([p.data for p in parts], axis=1)
+                order = np.argsort(data[0], kind="stable")
+                return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)
+            # large: field by field, so only one field is ever held twice
+            order = np.argsort(np.concatenate([p.keycode for p in parts]), kind="stable")
+            data = np.empty((len(parts[0].data), total), dtype=np.int64)
+            for j in range(len(data)):
+                np.take(np.concatenate([p.data[j] for p in parts]), order, out=data[j],
+                        mode="clip")
+            return TraceBatch.from_packed(data, parts[0].floats, epoch)
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])
-        if not force and config.fast_paths and all(p.since == epoch for p in parts):
-            # nothing to compact and nothing that can cancel: merge the sorted runs by key
-            code = np.concatenate([p.keycode for p in parts])
-            order = np.argsort(code, kind="stable")
-            return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order],
-                              epoch)
         frontier = (epoch,) + (0,) * (self.depth - 1)
         cols, times, diffs = consolidate(cols, diffs, advance(times, frontier), runs=True)
         if not len(diffs):
@@ -172,6 +242,8 @@ class Trace:
     # -- reading -----------------------------------------------------------------------
     def gather(self, codes: np.ndarray) -> Rows:
         """All updates whose key code is in ``codes`` (sorted, unique)."""
+        if len(codes) <= SMALL_QUERY and config.fast_paths:
+            return self._collect(self._small_lookup(codes, False)[0])
         picks = []
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")
@@ -181,40 +253,67 @@ class Trace:
                 picks.append((b, idx))
         return self._collect(picks)
 
+    def _small_lookup(self, codes: np.ndarray, want_query: bool):
+        """For a few query codes: ``(picks, query indices)``, picks being ``(batch, row
+        indices)`` per batch with matches.  One ``searchsorted`` per batch finds both ends of
+        every key's run (the run of ``c`` ends where ``c + 1`` would start); the ranges are
+        expanded in Python, which for a handful of keys costs less than numpy calls."""
+        n = len(codes)
+        if n and int(codes.max()) == _INT64_MAX:  # c + 1 would wrap: two searches instead
+            bounds = [np.concatenate([b.keycode.searchsorted(codes, "left"),
+                                      b.keycode.searchsorted(codes, "right")])
+                      for b in self.batches]
+        else:
+            probe = np.concatenate([codes, codes + 1])
+            bounds = [b.keycode.searchsorted(probe) for b in self.batches]
+        picks, queries = [], []
+        for b, bound in zip(self.batches, bounds):
+            ends = bound.tolist()
+            idx, q = [], []
+            for i in range(n):
+                lo, hi = ends[i], ends[n + i]
+                if hi > lo:
+                    idx.extend(range(lo, hi))
+                    if want_query:
+                        q.extend([i] * (hi - lo))
+            if idx:
+                picks.append((b, np.array(idx, dtype=np.intp)))
+                queries.append(q)
+        return picks, queries
+
     def _collect(self, picks) -> Rows:
-        """Rows at the given indices of the given batches, copied once into fresh arrays."""
+        """Rows at the given indices of the given batches, copied once into one packed matrix
+        (the batches of one trace share their layout: its kinds never change)."""
+        if not picks:
+            return Rows.concat([], len(self.kinds or ()), self.depth)
         if len(picks) == 1:
             b, idx = picks[0]
             return b.take(idx)
-        arity = len(self.kinds or ())
-        total = sum(len(idx) for _, idx in picks)
-        if total < 4096:  # small: plain copies and one concatenate cost less
-            return Rows.concat([b.take(idx) for b, idx in picks], arity, self.depth)
         first = picks[0][0]
-        keycode = np.empty(total, dtype=np.int64)
-        cols = [np.empty(total, dtype=c.dtype) for c in first.cols]
-        times = np.empty((total, self.depth), dtype=np.int64)
-        diffs = np.empty(total, dtype=np.int64)
+        total = sum(len(idx) for _, idx in picks)
+        if total < 4096:  # small: one concatenate of the picked columns
+            data = np.concatenate([take_columns(b.data, idx) for b, idx in picks], axis=1)
+            return Rows.from_packed(data, first.floats)
+        # large: gather straight into the result, field by field (no temporary copies; the
+        # indices come from searchsorted over the batch, so 'clip' never clips)
+        data = np.empty((len(first.data), total), dtype=np.int64)
         pos = 0
         for b, idx in picks:
             end = pos + len(idx)
-            b.keycode.take(idx, out=keycode[pos:end])
-            for j, c in enumerate(b.cols):
-                if c.dtype == cols[j].dtype:
-                    c.take(idx, out=cols[j][pos:end])
-                else:
-                    cols[j] = cols[j].astype(np.result_type(cols[j], c))
-                    cols[j][pos:end] = c[idx]
-            b.times.take(idx, axis=0, out=times[pos:end])
-            b.diffs.take(idx, out=diffs[pos:end])
+            for j in range(len(data)):
+                np.take(b.data[j], idx, out=data[j, pos:end], mode="clip")
             pos = end
-        return Rows(keycode, cols, times, diffs)
+        return Rows.from_packed(data, first.floats)
 
     def gather_matches(self, codes: np.ndarray):
         """For each query code (any order, repeats allowed): the matching updates.
 
         Returns ``(query_index, rows)`` with one entry per (query, matching update) pair.
         """
+        if len(codes) <= SMALL_QUERY and config.fast_paths:
+            picks, queries = self._small_lookup(codes, True)
+            return np.array([i for q in queries for i in q], dtype=np.int64), \
+                self._collect(picks)
         qparts, parts = [], []
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")

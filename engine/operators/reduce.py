@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import config
-from ..batch import Batch, consolidate
+from ..batch import Batch, SMALL_ROWS, consolidate, sort_order
 from ..columns import key_code
 from ..lattice import leq_rows, lub_rows
 from ..trace import Trace
@@ -109,16 +109,30 @@ class Reduce(Operator):
 
     def _schedule(self, keys, times, t):
         times = lub_rows(times, t)
-        (keys,), times, _ = consolidate([keys], np.ones(len(keys), dtype=np.int64), times)
-        # group the (key, time) pairs by time
-        order = np.lexsort(times.T[::-1])
-        times, keys = times[order], keys[order]
-        change = np.ones(len(keys), dtype=bool)
-        change[1:] = np.any(times[1:] != times[:-1], axis=1)
-        starts = np.flatnonzero(change)
+        if len(keys) <= SMALL_ROWS and config.fast_paths:
+            # a few (key, time) pairs: group them by time in Python
+            groups: dict = {}
+            for k, row in zip(keys.tolist(), map(tuple, times.tolist())):
+                groups.setdefault(row, set()).add(k)
+            for u in sorted(groups):
+                self.obligations.setdefault(u, []).append(
+                    np.array(sorted(groups[u]), dtype=np.int64))
+                self.scope.schedule(u, self.index)
+            return
+        # group the (key, time) pairs by time: one sort by (time, key), then drop repeats
+        # (process() sorts and dedups each time's keys again, so this only saves memory)
+        order = sort_order(list(times.T) + [keys]) if config.fast_paths else \
+            np.lexsort([keys] + list(times.T[::-1]))
+        times, keys = times.take(order, axis=0), keys.take(order)
+        new_time = np.ones(len(keys), dtype=bool)
+        new_time[1:] = np.any(times[1:] != times[:-1], axis=1)
+        fresh = new_time.copy()
+        fresh[1:] |= keys[1:] != keys[:-1]
+        times, keys, new_time = times[fresh], keys[fresh], new_time[fresh]
+        starts = np.flatnonzero(new_time)
         ends = np.append(starts[1:], len(keys))
-        for s, e in zip(starts, ends):
-            u = tuple(int(x) for x in times[s])
+        for s, e in zip(starts.tolist(), ends.tolist()):
+            u = tuple(times[s].tolist())
             self.obligations.setdefault(u, []).append(keys[s:e])
             self.scope.schedule(u, self.index)
 

@@ -38,8 +38,31 @@ def scc_oracle(edges):
     return {(a, b): 1 for a, b in edges if comp[a] == comp[b]}
 
 
+def _with_threshold(name, program):
+    """``program`` built with the automatic choice's threshold at one edge (its large branch)."""
+    from ddlab.engine.algorithms import graphs
+
+    def build(edges):
+        old = getattr(graphs, name)
+        setattr(graphs, name, 1)
+        try:
+            return program(edges)
+        finally:
+            setattr(graphs, name, old)
+    return build
+
+
 PROGRAMS = {
     "cc": (algorithms.connected_components, cc_oracle),
+    "cc_plain": (lambda e: algorithms.connected_components(e, prioritized=False), cc_oracle),
+    "cc_auto_large": (_with_threshold("CC_PRIORITIZED_FROM_EDGES",
+                                      algorithms.connected_components), cc_oracle),
+    "scc_plain": (lambda e: algorithms.strongly_connected_components(e, prioritized=False),
+                  scc_oracle),
+    "scc_prioritized": (lambda e: algorithms.strongly_connected_components(e, prioritized=True),
+                        scc_oracle),
+    "scc_auto_large": (_with_threshold("SCC_PRIORITIZED_FROM_EDGES",
+                                       algorithms.strongly_connected_components), scc_oracle),
     "cc_prioritized": (algorithms.connected_components_prioritized, cc_oracle),
     "cc_prioritized_by_label": (
         lambda e: algorithms.connected_components_prioritized(e, log_buckets=False), cc_oracle),

@@ -16,9 +16,10 @@ def _run_graph(plan, enabled):
     with use_fast_paths(enabled):
         flow = ddlab.Dataflow()
         edges = flow.input("edges", columns=["src", "dst"])
-        views = [algorithms.connected_components(edges).view(),
+        views = [algorithms.connected_components(edges, prioritized=False).view(),
                  algorithms.connected_components_prioritized(edges).view(),
-                 algorithms.strongly_connected_components(edges).view()]
+                 algorithms.strongly_connected_components(edges, prioritized=True).view(),
+                 algorithms.strongly_connected_components(edges, prioritized=False).view()]
         results = []
         for adds, rems, present in _epochs(plan):
             edges.insert(adds)
@@ -35,7 +36,7 @@ def test_graph_programs_same_on_both_paths(plan):
     assert [r[0] for r in fast] == [r[0] for r in general]
     for (views, present) in fast:
         assert views[0] == views[1] == cc_oracle(present)
-        assert views[2] == scc_oracle(present)
+        assert views[2] == views[3] == scc_oracle(present)
 
 
 @given(epochs=RECORD_EPOCHS)
