@@ -9,12 +9,13 @@ from .config import DEFAULT_MAX_ITERATIONS
 from .dataflow import Dataflow, StepReport
 from .input import InputCollection
 from .loops import Loop, Variable
-from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError)
+from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError,
+                     SubscriberError)
 from .view import View
 from . import lattice
 
 __all__ = [
     "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",
-    "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError",
+    "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError", "SubscriberError",
     "lattice", "DEFAULT_MAX_ITERATIONS",
 ]

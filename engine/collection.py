@@ -224,8 +224,7 @@ class Collection:
 
         loop = Loop(self.flow, self.scope, name or "iterate", max_iterations)
         var = loop.variable(self)
-        result = body(var)
-        var.set(result)
+        result = var.set(body(var))  # set() enters a result built outside the loop
         return loop.leave(result)
 
     def prioritize(self, priority, body: Callable[["Collection"], "Collection"],
@@ -238,8 +237,7 @@ class Collection:
 
         loop = Loop(self.flow, self.scope, name or "prioritize", max_iterations, prioritized=True)
         var = loop.variable(self, priority=priority)
-        result = body(var)
-        var.set(result)
+        result = var.set(body(var))  # set() enters a result built outside the loop
         return loop.leave(result)
 
     def leave(self) -> "Collection":
@@ -268,6 +266,9 @@ class Collection:
         rows = trace.all_rows()
         names = self.columns if self.columns and len(self.columns) == len(rows.cols) else [
             f"c{j}" for j in range(len(rows.cols))]
+        from .view import unique_names
+
+        names = unique_names(names, reserved=("time", "diff"))
         interner = self.flow.interner
         data = {n: decode_column(c, k, interner)
                 for n, c, k in zip(names, rows.cols, trace.kinds or ())}
@@ -287,7 +288,15 @@ class Collection:
         return View(sink, self)
 
     def subscribe(self, fn: Callable[[list], None], name: str | None = None) -> "Collection":
-        """Call ``fn(updates)`` after every step with that epoch's ``(record, time, diff)``s."""
+        """Call ``fn(updates)`` after every step with that epoch's ``(record, time, diff)``s.
+
+        Subscribers are called once the epoch has committed.  If ``fn`` raises, the epoch
+        stands (views and ``flow.epoch`` show it), every other subscriber still receives that
+        epoch's updates with their true times, and ``step()`` then raises
+        :class:`~ddlab.engine.errors.SubscriberError` naming this subscriber and saying the
+        epoch committed (a ``KeyboardInterrupt`` is re-raised as itself, with that note).
+        The failing subscriber has been handed its updates once; it is not called again for
+        that epoch."""
         if self.scope.parent is not None:
             raise DataflowError(f"{self!r} is inside a loop; subscribe to it after leave()")
         sink = SubscribeSink(self.scope, self.op, fn, name or f"subscriber of {self.op.name}")

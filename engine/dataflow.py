@@ -12,7 +12,7 @@ from .config import DEFAULT_MAX_ITERATIONS
 from .errors import DataflowError
 from .input import InputCollection
 from .loops import Loop
-from .operators.io import Input
+from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
 
@@ -145,8 +145,8 @@ class Dataflow:
                             self.retained_updates())
         stats.commit(epoch, report)
         self.epoch = epoch + 1
-        for sub in self._subscribers:
-            sub.deliver(epoch)
+        # the epoch has committed: every subscriber is served, a failing one raises after
+        deliver_to_subscribers(self._subscribers, epoch, report)
         return report
 
     # -- introspection -----------------------------------------------------------------

@@ -99,10 +99,44 @@ class SubscribeSink(_EpochSink):
         super().__init__(scope, up, name)
         self.fn = fn
 
-    def deliver(self, epoch: int) -> None:
+    def take_updates(self, epoch: int) -> list:
+        """This epoch's ``(record, (epoch,), diff)`` list; clears the staging area."""
         batch = self.take_epoch()
-        updates = []
-        if batch is not None:
-            rows = decode_rows(batch.cols, batch.kinds, self.flow.interner)
-            updates = [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
-        self.fn(updates)
+        if batch is None:
+            return []
+        rows = decode_rows(batch.cols, batch.kinds, self.flow.interner)
+        return [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
+
+    def deliver(self, epoch: int) -> None:
+        self.fn(self.take_updates(epoch))
+
+
+def deliver_to_subscribers(subscribers, epoch: int, report) -> None:
+    """Hand a committed epoch to every subscriber, whatever any one of them does.
+
+    Every sink's updates are taken first (so nothing of this epoch can leak into the next one
+    with a wrong time), then each callback runs; one that raises does not stop the others.
+    Afterwards a :class:`SubscriberError` names the failing subscriber(s) and says the epoch
+    committed; a ``KeyboardInterrupt`` (or other non-``Exception``) from a callback is re-raised
+    as itself, after the remaining subscribers were served, with the same note.
+    """
+    from ..errors import SubscriberError
+
+    staged = [(sub, sub.take_updates(epoch)) for sub in subscribers]
+    failures = []
+    for sub, updates in staged:
+        try:
+            sub.fn(updates)
+        except BaseException as err:  # noqa: BLE001 - every sink must be served
+            failures.append((sub.label, err))
+    if not failures:
+        return
+    label, first = failures[0]
+    others = f" (and {len(failures) - 1} more subscriber(s))" if len(failures) > 1 else ""
+    message = (f"subscriber {label}{others} raised {type(first).__name__}: {first} while "
+               f"receiving epoch {epoch}. The epoch committed and stands (views and "
+               f"flow.epoch show it); every other subscriber received its updates.")
+    if not isinstance(first, Exception):
+        first.add_note("ddlab: " + message)
+        raise first
+    raise SubscriberError(message, failures, report) from first
