@@ -10,12 +10,14 @@ from .dataflow import Dataflow, StepReport
 from .input import InputCollection
 from .loops import Loop, Variable
 from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError,
-                     SubscriberError)
+                     StepInProgress, SubscriberError)
+from .budget import BudgetExceeded, DEFAULT_MAX_ROWS_PER_EPOCH
 from .view import View
 from . import lattice
 
 __all__ = [
     "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",
     "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError", "SubscriberError",
+    "StepInProgress", "BudgetExceeded", "DEFAULT_MAX_ROWS_PER_EPOCH",
     "lattice", "DEFAULT_MAX_ITERATIONS",
 ]

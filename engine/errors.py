@@ -46,3 +46,8 @@ class SubscriberError(DataflowError):
         super().__init__(message)
         self.failures = list(failures)
         self.report = report
+
+
+class StepInProgress(DataflowError, RuntimeError):
+    """``step()`` was called while a step of the same flow was running (re-entrant call from
+    a callback); nothing was changed."""

@@ -210,16 +210,22 @@ class Trace:
             pos = end
         return Rows(keycode, cols, times, diffs)
 
-    def gather_matches(self, codes: np.ndarray):
+    def gather_matches(self, codes: np.ndarray, check=None):
         """For each query code (any order, repeats allowed): the matching updates.
 
         Returns ``(query_index, rows)`` with one entry per (query, matching update) pair.
+        ``check(n)``, when given, sees the running number of pairs before they are gathered
+        (the runaway-epoch budget raises there, before memory is spent).
         """
         qparts, parts = [], []
+        total = 0
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")
             hi = b.keycode.searchsorted(codes, "right")
             counts = hi - lo
+            if check is not None:
+                total += int(counts.sum())
+                check(total)
             idx = expand_ranges(lo, counts)
             if len(idx):
                 qparts.append(np.repeat(np.arange(len(codes)), counts))
@@ -262,8 +268,8 @@ class EnteredTrace:
     def gather(self, codes):
         return self._extend(self.inner.gather(codes))
 
-    def gather_matches(self, codes):
-        q, rows = self.inner.gather_matches(codes)
+    def gather_matches(self, codes, check=None):
+        q, rows = self.inner.gather_matches(codes, check)
         return q, self._extend(rows)
 
     def all_rows(self) -> Rows:

@@ -98,6 +98,8 @@ class SubscribeSink(_EpochSink):
     def __init__(self, scope, up, fn, name=None):
         super().__init__(scope, up, name)
         self.fn = fn
+        #: committed updates not yet handed to ``fn`` (each with its own epoch's time)
+        self.undelivered: list = []
 
     def take_updates(self, epoch: int) -> list:
         """This epoch's ``(record, (epoch,), diff)`` list; clears the staging area."""
@@ -108,10 +110,12 @@ class SubscribeSink(_EpochSink):
         return [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
 
     def deliver(self, epoch: int) -> None:
-        self.fn(self.take_updates(epoch))
+        self.undelivered.extend(self.take_updates(epoch))
+        updates, self.undelivered = self.undelivered, []
+        self.fn(updates)
 
 
-def deliver_to_subscribers(subscribers, epoch: int, report) -> None:
+def deliver_to_subscribers(subscribers, epoch: int, report, guard=None) -> None:
     """Hand a committed epoch to every subscriber, whatever any one of them does.
 
     Every sink's updates are taken first (so nothing of this epoch can leak into the next one
@@ -119,12 +123,22 @@ def deliver_to_subscribers(subscribers, epoch: int, report) -> None:
     Afterwards a :class:`SubscriberError` names the failing subscriber(s) and says the epoch
     committed; a ``KeyboardInterrupt`` (or other non-``Exception``) from a callback is re-raised
     as itself, after the remaining subscribers were served, with the same note.
+
+    ``guard`` (a started :class:`~ddlab.engine.interrupts.DeferredInterrupts`) is released once
+    the updates are staged: an interrupt noted while the epoch committed is raised then, and
+    the staged updates reach their subscribers, with their true times, at the next step.
     """
     from ..errors import SubscriberError
 
-    staged = [(sub, sub.take_updates(epoch)) for sub in subscribers]
+    for sub in subscribers:
+        sub.undelivered.extend(sub.take_updates(epoch))
+    if guard is not None:
+        guard.release(f"ddlab: epoch {epoch} committed before this interrupt (views and "
+                      f"flow.epoch show it); subscribers receive its updates, with their "
+                      f"times, after the next step.")
     failures = []
-    for sub, updates in staged:
+    for sub in subscribers:
+        updates, sub.undelivered = sub.undelivered, []
         try:
             sub.fn(updates)
         except BaseException as err:  # noqa: BLE001 - every sink must be served
