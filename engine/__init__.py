@@ -12,6 +12,7 @@ from .loops import Loop, Variable
 from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError,
                      StepInProgress, SubscriberError)
 from .budget import BudgetExceeded, DEFAULT_MAX_ROWS_PER_EPOCH
+from .checkpoint import CheckpointError
 from .view import View
 from . import lattice
 
@@ -19,5 +20,6 @@ __all__ = [
     "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",
     "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError", "SubscriberError",
     "StepInProgress", "BudgetExceeded", "DEFAULT_MAX_ROWS_PER_EPOCH",
+    "CheckpointError",
     "lattice", "DEFAULT_MAX_ITERATIONS",
 ]

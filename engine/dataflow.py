@@ -55,13 +55,19 @@ class Dataflow:
 
     def __init__(self, name: str = "dataflow", max_iterations: int = DEFAULT_MAX_ITERATIONS,
                  stats_epochs: int | None = 10_000,
-                 max_rows_per_epoch: int | None = DEFAULT_MAX_ROWS_PER_EPOCH):
+                 max_rows_per_epoch: int | None = DEFAULT_MAX_ROWS_PER_EPOCH,
+                 retain_inputs: bool = True):
         self.name = name
         self.max_iterations = max_iterations
         #: rows one operator may produce per epoch before BudgetExceeded (budget.py)
         self.max_rows_per_epoch = max_rows_per_epoch
         self._step_serial = 0
         self._stepping = False
+        #: keep each input's accumulated contents (what save() writes); costs one trace each
+        self.retain_inputs = retain_inputs
+        #: the checkpoint's metadata after Dataflow.load; what build() returned
+        self.metadata: dict = {}
+        self.built = None
         self.interner = Interner()
         self.epoch = 0
         self._ops: list = []
@@ -179,6 +185,25 @@ class Dataflow:
         # the epoch has committed: every subscriber is served, a failing one raises after
         deliver_to_subscribers(self._subscribers, epoch, report, guard)
         return report
+
+    # -- checkpoints (engine/checkpoint.py) ----------------------------------------------
+    def save(self, path, metadata: dict | None = None) -> None:
+        """Write the inputs' committed contents and ``metadata`` (plain JSON, e.g. window
+        positions) to directory ``path``: Arrow IPC files and a checksummed JSON manifest,
+        never pickle.  Restore with :meth:`load`."""
+        from .checkpoint import save
+
+        save(self, path, metadata)
+
+    @classmethod
+    def load(cls, path, build, **settings) -> "Dataflow":
+        """A new flow from the checkpoint at ``path``: ``build(flow)`` rebuilds the program
+        (operators are code, never read from the file), then the saved inputs are inserted
+        and stepped; outputs equal the saved flow's.  A damaged file raises
+        :class:`~ddlab.engine.checkpoint.CheckpointError` and builds nothing."""
+        from .checkpoint import load
+
+        return load(path, build, **settings)
 
     # -- introspection -----------------------------------------------------------------
     @property

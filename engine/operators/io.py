@@ -17,20 +17,45 @@ class Input(Operator):
         super().__init__(scope, [], name)
         self.pending: list[Batch] = []
         self.kinds: tuple | None = None
+        #: the accumulated contents (compacted like any trace), kept for checkpoints
+        self.log = Trace(1, 1, self.flow, name=f"{self.label} contents") \
+            if self.flow.retain_inputs else None
 
     def flush(self, epoch: int) -> None:
         batch = concat_batches(self.pending, self.label)
         self.pending = []
         if batch is not None:
             self._emitted = 0
+            if self.log is not None:
+                self.log.insert((epoch,), batch.consolidate())
             self.emit((epoch,), batch)
             self.flow.record_run(self, (epoch,), len(batch), self._emitted, 0.0)
 
     def snapshot(self):
-        return (list(self.pending), self.kinds)
+        return (list(self.pending), self.kinds,
+                self.log.snapshot() if self.log is not None else None)
 
     def restore(self, state):
         self.pending, self.kinds = list(state[0]), state[1]
+        if self.log is not None:
+            self.log.restore(state[2])
+
+    def traces(self):
+        return [self.log] if self.log is not None else []
+
+    def contents(self):
+        """``(cols, kinds, multiplicities)`` of everything committed so far, or ``None``."""
+        from ..batch import consolidate
+
+        if self.log is None or self.log.kinds is None:
+            return None
+        rows = self.log.all_rows()
+        if not len(rows):
+            return None
+        cols, diffs = consolidate(rows.cols, rows.diffs)
+        if not len(diffs):
+            return None
+        return cols, self.log.kinds, diffs
 
 
 class _EpochSink(Operator):

@@ -36,12 +36,14 @@ class Injector:
 
     def __init__(self, monkeypatch):
         self.calls, self.fire_at, self.fired = 0, None, None
+        self.first = {}  # point -> number of its first call in the epoch
         for cls, name in POINTS:
             monkeypatch.setattr(cls, name, self._wrap(cls, name, getattr(cls, name)))
 
     def _wrap(self, cls, name, original):
         def wrapper(*args, **kwargs):
             self.calls += 1
+            self.first.setdefault(f"{cls.__name__}.{name}", self.calls)
             if self.calls == self.fire_at:
                 self.fired = f"{cls.__name__}.{name}"
                 signal.raise_signal(signal.SIGINT)
@@ -50,18 +52,20 @@ class Injector:
 
     def arm(self, k):
         self.calls, self.fire_at, self.fired = 0, k, None
+        self.first = {}
 
 
 def _count_calls(injector, batches):
     """How many point calls each epoch makes, on a scratch copy of the program."""
     flow, inputs, _, _ = build_program()
-    counts = []
+    counts, firsts = [], []
     for batch in batches:
         apply(inputs, batch)
         injector.arm(None)
         flow.step()
         counts.append(injector.calls)
-    return counts
+        firsts.append(set(injector.first.values()))
+    return counts, firsts
 
 
 def _flat(seen):
@@ -78,7 +82,7 @@ def _same_results(a, b):
 def test_interrupt_at_every_point_rolls_back_or_commits_whole(monkeypatch):
     injector = Injector(monkeypatch)
     batches = epochs(4, seed=3)
-    counts = _count_calls(injector, batches)
+    counts, firsts = _count_calls(injector, batches)
     flow, inputs, views, seen = build_program()
     ref_flow, ref_inputs, ref_views, ref_seen = build_program()
     fired_at, outcomes = set(), {"rolled back": 0, "committed": 0}
@@ -86,7 +90,9 @@ def test_interrupt_at_every_point_rolls_back_or_commits_whole(monkeypatch):
         apply(ref_inputs, batch)
         ref_flow.step()
         ref = reading(ref_flow, ref_inputs, ref_views)
-        points = sorted(set(range(1, counts[e] + 1, max(1, counts[e] // 60))) | {counts[e]})
+        # a spread of points, the first call of every kind of point, and the very last call
+        points = sorted(set(range(1, counts[e] + 1, max(1, counts[e] // 60))) | firsts[e]
+                        | {counts[e]})
         committed = False
         for k in points:
             apply(inputs, batch)
