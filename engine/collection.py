@@ -87,8 +87,11 @@ class Collection:
 
     def concat(self, *others: "Collection", name: str | None = None) -> "Collection":
         """Multiset sum (diffs add): ``a.concat(b)`` holds every record of both."""
-        ops = [self.op] + [self._bring(o).op for o in others]
-        return Collection(Concat(self.scope, ops, name), self.columns)
+        me = self
+        for o in others:
+            me = me._align(o)
+        ops = [me.op] + [me._bring(o).op for o in others]
+        return Collection(Concat(me.scope, ops, name), self.columns)
 
     def negate(self, name: str | None = None) -> "Collection":
         """Every multiplicity negated (``a.concat(b.negate())`` is ``a - b``)."""
@@ -123,6 +126,20 @@ class Collection:
 
         return bring_into(self.scope, other, nkey)
 
+    def _align(self, other: "Collection", nkey: int | None = None) -> "Collection":
+        """This collection as seen from the deeper of its and ``other``'s scopes: a binary
+        operator of an outer collection and a loop's collection runs inside the loop (the
+        outer one entered, through its arrangement when ``nkey`` is given)."""
+        if (other.flow is self.flow and other.scope is not self.scope
+                and other.scope.is_within(self.scope)):
+            return self._bring_to(other.scope, nkey)
+        return self
+
+    def _bring_to(self, scope, nkey=None) -> "Collection":
+        from .loops import bring_into
+
+        return bring_into(scope, self, nkey)
+
     def enter(self, loop) -> "Collection":
         """This collection inside ``loop`` (a :class:`Loop`, or any collection in the loop)."""
         from .loops import bring_into
@@ -140,8 +157,9 @@ class Collection:
         """Equi-join on the key.  The output is ``(key, left values..., right values...)``;
         ``select`` picks fields of it by position (a tuple, the fast path) or builds the
         output record with ``select(key, left_value, right_value)`` (row-wise Python)."""
-        ins = self._keyed(other, key_columns)
-        op = Join(self.scope, ins[0], ins[1], key_columns, select, name)
+        me = self._align(other, key_columns)
+        ins = me._keyed(other, key_columns)
+        op = Join(me.scope, ins[0], ins[1], key_columns, select, name)
         names = None
         if self.columns and other.columns:
             full = self.columns + [c for c in other.columns[key_columns:]]
@@ -150,8 +168,9 @@ class Collection:
         return Collection(op, names)
 
     def _reduce(self, logic, nkey: int, other=None, name=None, columns=None) -> "Collection":
-        ins = self._keyed(other, nkey)
-        return Collection(Reduce(self.scope, ins, logic, nkey, name), columns)
+        me = self._align(other, nkey) if other is not None else self
+        ins = me._keyed(other, nkey)
+        return Collection(Reduce(me.scope, ins, logic, nkey, name), columns)
 
     def count(self, key_columns: int = 1, name: str | None = None) -> "Collection":
         """``(key, how many records have that key)``; for one-field records, per record.
