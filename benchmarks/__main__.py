@@ -28,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="sssp: number of source nodes (the largest out-degrees)")
     parser.add_argument("--variant", default=None,
                         help="algorithm variant where a workload has several (plain, prioritized)")
+    parser.add_argument("--moves", type=int, default=None,
+                        help="soak: window moves in the session (default 10,000)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     module_name, func_name = WORKLOADS[args.workload].split(":")

@@ -12,4 +12,5 @@ WORKLOADS = {
     "window-scc": "benchmarks.window_workloads:run_window_scc",
     "figure1": "benchmarks.window_workloads:run_figure1",
     "spark-windows": "benchmarks.spark_windows:run",
+    "soak": "benchmarks.soak:run",
 }
