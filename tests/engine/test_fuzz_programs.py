@@ -4,7 +4,8 @@ epoch with a from-scratch evaluation.  Hypothesis shrinks a failure to a small p
 as the ddlab code that builds it.
 
 The quick profile (``DDLAB_FUZZ_EXAMPLES``, default 300 programs) runs with the suite; the long
-one is ``DDLAB_FUZZ_EXAMPLES=20000 python -m pytest -m slow tests/engine/test_fuzz_programs.py``
+one is ``DDLAB_FUZZ_LONG=1 python -m pytest -m slow tests/engine/test_fuzz_programs.py``
+(``DDLAB_FUZZ_LONG_EXAMPLES``, default 20,000 programs of up to three nested loops)
 (``DDLAB_FUZZ_LOG=path`` appends one line per program for counting)."""
 from __future__ import annotations
 
@@ -71,6 +72,8 @@ def test_random_programs_agree_with_from_scratch_evaluation(program, epochs):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("DDLAB_FUZZ_LONG"),
+                    reason="the long fuzzing profile runs with DDLAB_FUZZ_LONG=1")
 @settings(max_examples=LONG, **_SETTINGS)
 @given(program=programs(max_loop_depth=3, size=10), epochs=EPOCHS)
 def test_random_programs_long_profile(program, epochs):
