@@ -58,7 +58,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .columns import BOOL, FLOAT, INT, OBJECT, decode_column
+from .columns import BOOL, FLOAT, INT, decode_column
 from .errors import DataflowError
 
 FORMAT = "ddlab-checkpoint"

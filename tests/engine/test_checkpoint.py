@@ -48,7 +48,7 @@ def test_restore_equals_saved_and_continues_like_a_flow_that_never_stopped(tmp_p
 def test_value_types_round_trip(tmp_path):
     flow = ddlab.Dataflow()
     x = flow.input("x", columns=["i", "f", "b", "s", "big"])
-    y = flow.input("y")  # unnamed, never given rows
+    flow.input("y")  # unnamed, never given rows
     view = x.view()
     rows = [(1, 0.5, True, "a", 2 ** 70), (-3, float("nan"), False, None, -(2 ** 80)),
             (2 ** 62, 1e300, True, "é ✓", 2 ** 64 + 5)]

@@ -13,7 +13,7 @@ import os
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
 
 import ddlab
 from ddlab import NonConvergenceError
@@ -85,8 +85,6 @@ def test_the_fuzzer_catches_a_wrong_engine(monkeypatch, plant):
     """Planted bugs are found: a reduce that forgets to schedule its future (lub) times, wrong
     only inside loops from the second epoch on (the case the papers exist for), and a count
     that drops negative totals."""
-    import numpy as np
-
     from ddlab.engine.operators import aggregates
     from ddlab.engine.operators.reduce import Reduce
 
