@@ -47,6 +47,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="sssp: number of source nodes (the largest out-degrees)")
     parser.add_argument("--variant", default=None,
                         help="algorithm variant where a workload has several (plain, prioritized)")
+    parser.add_argument("--moves", type=int, default=None,
+                        help="soak: window moves in the session (default 10,000)")
+    parser.add_argument("--stats-epochs", type=int, default=None,
+                        help="soak: Dataflow(stats_epochs=N) (default: the Dataflow default)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     args.adversarial = args.updates == "adversarial"

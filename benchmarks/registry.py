@@ -13,4 +13,5 @@ WORKLOADS = {
     "figure1": "benchmarks.window_workloads:run_figure1",
     "spark-windows": "benchmarks.spark_windows:run",
     "explore": "benchmarks.explore_workload:run",
+    "soak": "benchmarks.soak:run",
 }

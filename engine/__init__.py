@@ -9,12 +9,17 @@ from .config import DEFAULT_MAX_ITERATIONS
 from .dataflow import Dataflow, StepReport
 from .input import InputCollection
 from .loops import Loop, Variable
-from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError)
+from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError,
+                     StepInProgress, SubscriberError)
+from .budget import BudgetExceeded, DEFAULT_MAX_ROWS_PER_EPOCH
+from .checkpoint import CheckpointError
 from .view import View
 from . import lattice
 
 __all__ = [
     "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",
-    "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError",
+    "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError", "SubscriberError",
+    "StepInProgress", "BudgetExceeded", "DEFAULT_MAX_ROWS_PER_EPOCH",
+    "CheckpointError",
     "lattice", "DEFAULT_MAX_ITERATIONS",
 ]

@@ -143,8 +143,11 @@ class Collection:
         >>> both.to_dict()
         {1: 1, 2: 2}
         """
-        ops = [self.op] + [self._bring(o).op for o in others]
-        return Collection(Concat(self.scope, ops, name), self.columns)
+        me = self
+        for o in others:
+            me = me._align(o)
+        ops = [me.op] + [me._bring(o).op for o in others]
+        return Collection(Concat(me.scope, ops, name), self.columns)
 
     def negate(self, name: str | None = None) -> "Collection":
         """Every multiplicity negated (``a.concat(b.negate())`` is ``a - b``).
@@ -206,6 +209,20 @@ class Collection:
 
         return bring_into(self.scope, other, nkey)
 
+    def _align(self, other: "Collection", nkey: int | None = None) -> "Collection":
+        """This collection as seen from the deeper of its and ``other``'s scopes: a binary
+        operator of an outer collection and a loop's collection runs inside the loop (the
+        outer one entered, through its arrangement when ``nkey`` is given)."""
+        if (other.flow is self.flow and other.scope is not self.scope
+                and other.scope.is_within(self.scope)):
+            return self._bring_to(other.scope, nkey)
+        return self
+
+    def _bring_to(self, scope, nkey=None) -> "Collection":
+        from .loops import bring_into
+
+        return bring_into(scope, self, nkey)
+
     def enter(self, loop) -> "Collection":
         """This collection inside ``loop`` (a :class:`Loop`, or any collection in the loop).
 
@@ -238,8 +255,9 @@ class Collection:
         >>> joined.to_dict(), joined.columns, picked.to_dict()
         ({(1, 'ann', 31): 1}, ['id', 'name', 'age'], {('ann', 31): 1})
         """
-        ins = self._keyed(other, key_columns)
-        op = Join(self.scope, ins[0], ins[1], key_columns, select, name)
+        me = self._align(other, key_columns)
+        ins = me._keyed(other, key_columns)
+        op = Join(me.scope, ins[0], ins[1], key_columns, select, name)
         names = None
         if self.columns and other.columns:
             full = self.columns + [c for c in other.columns[key_columns:]]
@@ -248,8 +266,9 @@ class Collection:
         return Collection(op, names)
 
     def _reduce(self, logic, nkey: int, other=None, name=None, columns=None) -> "Collection":
-        ins = self._keyed(other, nkey)
-        return Collection(Reduce(self.scope, ins, logic, nkey, name), columns)
+        me = self._align(other, nkey) if other is not None else self
+        ins = me._keyed(other, nkey)
+        return Collection(Reduce(me.scope, ins, logic, nkey, name), columns)
 
     def count(self, key_columns: int = 1, name: str | None = None) -> "Collection":
         """``(key, how many records have that key)``; for one-field records, per record.
@@ -413,8 +432,7 @@ class Collection:
 
         loop = Loop(self.flow, self.scope, name or "iterate", max_iterations)
         var = loop.variable(self)
-        result = body(var)
-        var.set(result)
+        result = var.set(body(var))  # set() enters a result built outside the loop
         return loop.leave(result)
 
     def prioritize(self, priority, body: Callable[["Collection"], "Collection"],
@@ -434,8 +452,7 @@ class Collection:
 
         loop = Loop(self.flow, self.scope, name or "prioritize", max_iterations, prioritized=True)
         var = loop.variable(self, priority=priority)
-        result = body(var)
-        var.set(result)
+        result = var.set(body(var))  # set() enters a result built outside the loop
         return loop.leave(result)
 
     def leave(self) -> "Collection":
@@ -481,6 +498,9 @@ class Collection:
         rows = trace.all_rows()
         names = self.columns if self.columns and len(self.columns) == len(rows.cols) else [
             f"c{j}" for j in range(len(rows.cols))]
+        from .view import unique_names
+
+        names = unique_names(names, reserved=("time", "diff"))
         interner = self.flow.interner
         data = {n: decode_column(c, k, interner)
                 for n, c, k in zip(names, rows.cols, trace.kinds or ())}
@@ -507,6 +527,14 @@ class Collection:
 
     def subscribe(self, fn: Callable[[list], None], name: str | None = None) -> "Collection":
         """Call ``fn(updates)`` after every step with that epoch's ``(record, time, diff)``s.
+
+        Subscribers are called once the epoch has committed.  If ``fn`` raises, the epoch
+        stands (views and ``flow.epoch`` show it), every other subscriber still receives that
+        epoch's updates with their true times, and ``step()`` then raises
+        :class:`~ddlab.engine.errors.SubscriberError` naming this subscriber and saying the
+        epoch committed (a ``KeyboardInterrupt`` is re-raised as itself, with that note).
+        The failing subscriber has been handed its updates once; it is not called again for
+        that epoch.
 
         >>> flow = Dataflow(); xs = flow.input("xs")
         >>> _ = xs.subscribe(lambda updates: print(updates))

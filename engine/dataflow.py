@@ -9,10 +9,12 @@ import pandas as pd
 from .collection import Collection
 from .columns import Interner
 from .config import DEFAULT_MAX_ITERATIONS
-from .errors import DataflowError
+from .budget import DEFAULT_MAX_ROWS_PER_EPOCH
+from .errors import DataflowError, StepInProgress
+from .interrupts import DeferredInterrupts
 from .input import InputCollection
 from .loops import Loop
-from .operators.io import Input
+from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
 
@@ -45,12 +47,27 @@ class Dataflow:
 
     ``stats_epochs`` bounds how many recent epochs :meth:`stats` keeps (one row per operator
     run), so a long-running slider does not grow memory without end; ``None`` keeps all.
+    ``max_rows_per_epoch`` caps the rows one operator may produce in one epoch (a runaway
+    join raises :class:`~ddlab.engine.budget.BudgetExceeded` and rolls back instead of
+    exhausting memory); ``None`` lifts it.  A ``KeyboardInterrupt`` (Jupyter's stop button)
+    at any point of an epoch rolls it back like any error.
     """
 
     def __init__(self, name: str = "dataflow", max_iterations: int = DEFAULT_MAX_ITERATIONS,
-                 stats_epochs: int | None = 1_000):
+                 stats_epochs: int | None = 1_000,
+                 max_rows_per_epoch: int | None = DEFAULT_MAX_ROWS_PER_EPOCH,
+                 retain_inputs: bool = True):
         self.name = name
         self.max_iterations = max_iterations
+        #: rows one operator may produce per epoch before BudgetExceeded (budget.py)
+        self.max_rows_per_epoch = max_rows_per_epoch
+        self._step_serial = 0
+        self._stepping = False
+        #: keep each input's accumulated contents (what save() writes); costs one trace each
+        self.retain_inputs = retain_inputs
+        #: the checkpoint's metadata after Dataflow.load; what build() returned
+        self.metadata: dict = {}
+        self.built = None
         self.interner = Interner()
         self.epoch = 0
         self._ops: list = []
@@ -131,11 +148,27 @@ class Dataflow:
     def step(self) -> StepReport:
         """Close the open epoch and run it to quiescence.
 
+        Refused (:class:`StepInProgress`) while a step of this flow runs, e.g. from a widget
+        or subscriber callback: a nested epoch would interleave with the running one.
+
         >>> flow = Dataflow(); xs = flow.input("xs"); v = xs.view()
         >>> xs.insert([1, 2]); report = flow.step()
         >>> report.epoch, report.input_updates, flow.epoch, v.to_dict()
         (0, 2, 1, {1: 1, 2: 1})
         """
+        if self._stepping:
+            raise StepInProgress(
+                f"{self.name!r}: step() was called while epoch {self.epoch} is still running "
+                f"(from a callback: a widget, a subscriber or a user function?). Nothing was "
+                f"changed; stage the updates and step after the running step returns.")
+        self._stepping = True
+        self._step_serial += 1  # restarts every operator's row budget (budget.py)
+        try:
+            return self._step()
+        finally:
+            self._stepping = False
+
+    def _step(self) -> StepReport:
         if self._graph_changed:
             self.root.toposort()
             self._graph_changed = False
@@ -145,13 +178,16 @@ class Dataflow:
         stats.discard()
         n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
         start = perf_counter()
+        guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
         try:
             for inp in self._inputs.values():
                 inp.op.flush(epoch)
             self.root.run(())
+            guard.start()
             for view in self._views:
                 view.commit(epoch)
         except BaseException as err:
+            guard.start()
             for op, state, carried in snapshots:
                 op.restore(state)
                 op.carried = carried
@@ -167,6 +203,7 @@ class Dataflow:
                 err.add_note(f"ddlab: epoch {epoch} was rolled back; every collection reads as "
                              f"before it. Its {n_inputs} input updates were not applied (they "
                              f"are in this exception's .discarded_updates).")
+            guard.stop()  # an interrupt noted during the rollback: we are stopping anyway
             raise
         seconds = perf_counter() - start
         runs = stats.running
@@ -174,9 +211,28 @@ class Dataflow:
                             self.retained_updates())
         stats.commit(epoch, report)
         self.epoch = epoch + 1
-        for sub in self._subscribers:
-            sub.deliver(epoch)
+        # the epoch has committed: every subscriber is served, a failing one raises after
+        deliver_to_subscribers(self._subscribers, epoch, report, guard)
         return report
+
+    # -- checkpoints (engine/checkpoint.py) ----------------------------------------------
+    def save(self, path, metadata: dict | None = None) -> None:
+        """Write the inputs' committed contents and ``metadata`` (plain JSON, e.g. window
+        positions) to directory ``path``: Arrow IPC files and a checksummed JSON manifest,
+        never pickle.  Restore with :meth:`load`."""
+        from .checkpoint import save
+
+        save(self, path, metadata)
+
+    @classmethod
+    def load(cls, path, build, **settings) -> "Dataflow":
+        """A new flow from the checkpoint at ``path``: ``build(flow)`` rebuilds the program
+        (operators are code, never read from the file), then the saved inputs are inserted
+        and stepped; outputs equal the saved flow's.  A damaged file raises
+        :class:`~ddlab.engine.checkpoint.CheckpointError` and builds nothing."""
+        from .checkpoint import load
+
+        return load(path, build, **settings)
 
     # -- introspection -----------------------------------------------------------------
     @property

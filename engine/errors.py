@@ -34,3 +34,20 @@ class NonConvergenceError(DataflowError):
         super().__init__(message)
         self.loop = loop
         self.bound = bound
+
+
+class SubscriberError(DataflowError):
+    """A ``subscribe`` callback raised.  The epoch **stands**: it had committed (views, traces
+    and ``flow.epoch`` show it) before any subscriber was called, and every other subscriber
+    still received that epoch's updates with their true times.  ``failures`` lists
+    ``(subscriber label, exception)``; ``report`` is the step's :class:`StepReport`."""
+
+    def __init__(self, message: str, failures=(), report=None):
+        super().__init__(message)
+        self.failures = list(failures)
+        self.report = report
+
+
+class StepInProgress(DataflowError, RuntimeError):
+    """``step()`` was called while a step of the same flow was running (re-entrant call from
+    a callback); nothing was changed."""

@@ -305,20 +305,26 @@ class Trace:
             pos = end
         return Rows.from_packed(data, first.floats)
 
-    def gather_matches(self, codes: np.ndarray):
+    def gather_matches(self, codes: np.ndarray, check=None):
         """For each query code (any order, repeats allowed): the matching updates.
 
         Returns ``(query_index, rows)`` with one entry per (query, matching update) pair.
+        ``check(n)``, when given, sees the running number of pairs before they are gathered
+        (the runaway-epoch budget raises there, before memory is spent).
         """
         if len(codes) <= SMALL_QUERY and config.fast_paths:
             picks, queries = self._small_lookup(codes, True)
             return np.array([i for q in queries for i in q], dtype=np.int64), \
                 self._collect(picks)
         qparts, parts = [], []
+        total = 0
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")
             hi = b.keycode.searchsorted(codes, "right")
             counts = hi - lo
+            if check is not None:
+                total += int(counts.sum())
+                check(total)
             idx = expand_ranges(lo, counts)
             if len(idx):
                 qparts.append(np.repeat(np.arange(len(codes)), counts))
@@ -361,8 +367,8 @@ class EnteredTrace:
     def gather(self, codes):
         return self._extend(self.inner.gather(codes))
 
-    def gather_matches(self, codes):
-        q, rows = self.inner.gather_matches(codes)
+    def gather_matches(self, codes, check=None):
+        q, rows = self.inner.gather_matches(codes, check)
         return q, self._extend(rows)
 
     def all_rows(self) -> Rows:

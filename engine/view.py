@@ -6,6 +6,24 @@ import pandas as pd
 from .columns import decode_column, decode_rows
 
 
+def unique_names(names, reserved=()) -> list[str]:
+    """``names`` with repeats (and clashes with ``reserved``) suffixed ``_2``, ``_3``, ...
+
+    >>> unique_names(["v", "v", "multiplicity"], reserved=("multiplicity",))
+    ['v', 'v_2', 'multiplicity_2']
+    """
+    taken = set(reserved)
+    out = []
+    for name in map(str, names):
+        candidate, i = name, 1
+        while candidate in taken or (candidate != name and candidate in names):
+            i += 1
+            candidate = f"{name}_{i}"
+        taken.add(candidate)
+        out.append(candidate)
+    return out
+
+
 class View:
     """The accumulated contents of a collection (record -> multiplicity).
 
@@ -36,10 +54,13 @@ class View:
         """The number of completed epochs the view reflects."""
         return self._sink.flow.epoch
 
-    def _names(self, arity: int) -> list[str]:
-        if self.columns and len(self.columns) == arity:
-            return list(self.columns)
-        return [f"c{j}" for j in range(arity)]
+    def _names(self, arity: int, extra: str = "multiplicity") -> list[str]:
+        """Display names of ``arity`` fields, unique and distinct from ``extra`` (the
+        multiplicity/diff column): a repeated name (``b.join(b, select=(1, 2))`` gives
+        ``['v', 'v']``) becomes ``v``, ``v_2``, so no field is ever dropped from a frame."""
+        names = list(self.columns) if self.columns and len(self.columns) == arity else [
+            f"c{j}" for j in range(arity)]
+        return unique_names(names, reserved=(extra,))
 
     def to_dict(self) -> dict:
         """``{record: multiplicity}`` (a record is a tuple, or a bare value for one field).
@@ -68,7 +89,8 @@ class View:
         """
         contents = self._sink.contents()
         if contents is None:
-            return pd.DataFrame(columns=(self.columns or []) + ["multiplicity"])
+            names = self._names(len(self.columns)) if self.columns else []
+            return pd.DataFrame(columns=names + ["multiplicity"])
         cols, kinds, mult = contents
         if limit is not None:
             cols, mult = [c[:limit] for c in cols], mult[:limit]
@@ -90,10 +112,11 @@ class View:
         """
         batch = self._sink.epoch_changes
         if batch is None or not len(batch):
-            return pd.DataFrame(columns=(self.columns or []) + ["diff"])
+            names = self._names(len(self.columns), "diff") if self.columns else []
+            return pd.DataFrame(columns=names + ["diff"])
         interner = self._sink.flow.interner
         data = {name: decode_column(c, k, interner)
-                for name, c, k in zip(self._names(batch.arity), batch.cols, batch.kinds)}
+                for name, c, k in zip(self._names(batch.arity, "diff"), batch.cols, batch.kinds)}
         data["diff"] = batch.diffs
         return pd.DataFrame(data)
 

@@ -127,7 +127,19 @@ class Threshold:
         a = accs[0]
         if a is None or not len(a):
             return _empty(a.kinds if a else (INT,) * op.nkey)
-        w = np.asarray(self.fn(a.weights), dtype=np.int64)
+        try:
+            w = np.asarray(self.fn(a.weights))
+        except Exception as err:
+            first = decode_rows([c[:1] for c in a.cols], a.kinds, op.flow.interner)[0]
+            raise OperatorError(f"{op.label}: {_describe(self.fn)} raised {type(err).__name__}: "
+                                f"{err} on the multiplicities of {len(a)} records (first "
+                                f"{first!r} with multiplicity {int(a.weights[0])})",
+                                operator=op.label, row=first) from err
+        if w.shape != a.weights.shape or w.dtype.kind not in "iub":
+            raise OperatorError(f"{op.label}: {_describe(self.fn)} must return one integer per "
+                                f"multiplicity (got {w.dtype} of shape {w.shape} for "
+                                f"{len(a)} records)", operator=op.label)
+        w = w.astype(np.int64, copy=False)
         keep = w != 0
         return [c[keep] for c in a.cols], a.kinds, w[keep]
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from time import perf_counter
 
 from ..batch import Batch, concat_batches
+from ..budget import charge
 
 
 class Operator:
@@ -15,6 +16,8 @@ class Operator:
     """
 
     kind = "operator"
+    _budget_serial = -1  # the step attempt whose rows _budget_rows counts (see budget.py)
+    _budget_rows = 0
     #: True for operators whose output at a time is a consolidated batch by construction.
     preserves_consolidation = False
 
@@ -100,6 +103,8 @@ class Operator:
             batch = batch.consolidate()
             if not len(batch):
                 return
+        if self.flow.max_rows_per_epoch is not None:
+            charge(self, len(batch))
         self._emitted += len(batch)
         self.carried = True
         for op, port in self.outputs:

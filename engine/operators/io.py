@@ -17,20 +17,45 @@ class Input(Operator):
         super().__init__(scope, [], name)
         self.pending: list[Batch] = []
         self.kinds: tuple | None = None
+        #: the accumulated contents (compacted like any trace), kept for checkpoints
+        self.log = Trace(1, 1, self.flow, name=f"{self.label} contents") \
+            if self.flow.retain_inputs else None
 
     def flush(self, epoch: int) -> None:
         batch = concat_batches(self.pending, self.label)
         self.pending = []
         if batch is not None:
             self._emitted = 0
+            if self.log is not None:
+                self.log.insert((epoch,), batch.consolidate())
             self.emit((epoch,), batch)
             self.flow.record_run(self, (epoch,), len(batch), self._emitted, 0.0)
 
     def snapshot(self):
-        return (list(self.pending), self.kinds)
+        return (list(self.pending), self.kinds,
+                self.log.snapshot() if self.log is not None else None)
 
     def restore(self, state):
         self.pending, self.kinds = list(state[0]), state[1]
+        if self.log is not None:
+            self.log.restore(state[2])
+
+    def traces(self):
+        return [self.log] if self.log is not None else []
+
+    def contents(self):
+        """``(cols, kinds, multiplicities)`` of everything committed so far, or ``None``."""
+        from ..batch import consolidate
+
+        if self.log is None or self.log.kinds is None:
+            return None
+        rows = self.log.all_rows()
+        if not len(rows):
+            return None
+        cols, diffs = consolidate(rows.cols, rows.diffs)
+        if not len(diffs):
+            return None
+        return cols, self.log.kinds, diffs
 
 
 class _EpochSink(Operator):
@@ -98,11 +123,59 @@ class SubscribeSink(_EpochSink):
     def __init__(self, scope, up, fn, name=None):
         super().__init__(scope, up, name)
         self.fn = fn
+        #: committed updates not yet handed to ``fn`` (each with its own epoch's time)
+        self.undelivered: list = []
+
+    def take_updates(self, epoch: int) -> list:
+        """This epoch's ``(record, (epoch,), diff)`` list; clears the staging area."""
+        batch = self.take_epoch()
+        if batch is None:
+            return []
+        rows = decode_rows(batch.cols, batch.kinds, self.flow.interner)
+        return [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
 
     def deliver(self, epoch: int) -> None:
-        batch = self.take_epoch()
-        updates = []
-        if batch is not None:
-            rows = decode_rows(batch.cols, batch.kinds, self.flow.interner)
-            updates = [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
+        self.undelivered.extend(self.take_updates(epoch))
+        updates, self.undelivered = self.undelivered, []
         self.fn(updates)
+
+
+def deliver_to_subscribers(subscribers, epoch: int, report, guard=None) -> None:
+    """Hand a committed epoch to every subscriber, whatever any one of them does.
+
+    Every sink's updates are taken first (so nothing of this epoch can leak into the next one
+    with a wrong time), then each callback runs; one that raises does not stop the others.
+    Afterwards a :class:`SubscriberError` names the failing subscriber(s) and says the epoch
+    committed; a ``KeyboardInterrupt`` (or other non-``Exception``) from a callback is re-raised
+    as itself, after the remaining subscribers were served, with the same note.
+
+    ``guard`` (a started :class:`~ddlab.engine.interrupts.DeferredInterrupts`) is released once
+    the updates are staged: an interrupt noted while the epoch committed is raised then, and
+    the staged updates reach their subscribers, with their true times, at the next step.
+    """
+    from ..errors import SubscriberError
+
+    for sub in subscribers:
+        sub.undelivered.extend(sub.take_updates(epoch))
+    if guard is not None:
+        guard.release(f"ddlab: epoch {epoch} committed before this interrupt (views and "
+                      f"flow.epoch show it); subscribers receive its updates, with their "
+                      f"times, after the next step.")
+    failures = []
+    for sub in subscribers:
+        updates, sub.undelivered = sub.undelivered, []
+        try:
+            sub.fn(updates)
+        except BaseException as err:  # noqa: BLE001 - every sink must be served
+            failures.append((sub.label, err))
+    if not failures:
+        return
+    label, first = failures[0]
+    others = f" (and {len(failures) - 1} more subscriber(s))" if len(failures) > 1 else ""
+    message = (f"subscriber {label}{others} raised {type(first).__name__}: {first} while "
+               f"receiving epoch {epoch}. The epoch committed and stands (views and "
+               f"flow.epoch show it); every other subscriber received its updates.")
+    if not isinstance(first, Exception):
+        first.add_note("ddlab: " + message)
+        raise first
+    raise SubscriberError(message, failures, report) from first

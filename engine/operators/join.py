@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import config
 from ..batch import Batch, SMALL_ROWS
+from ..budget import check_pending
 from ..columns import KIND_NAMES, decode_rows, encode_rows
 from ..errors import SchemaError
 from ..lattice import lub_rows
@@ -70,7 +71,11 @@ class Join(Operator):
         from ..columns import key_code
 
         code = key_code(delta.cols, delta.kinds, self.nkey)
-        q, rows = trace.gather_matches(code)
+        check = None
+        if self.flow.max_rows_per_epoch is not None:
+            def check(n):
+                check_pending(self, n, "join")
+        q, rows = trace.gather_matches(code, check)
         if self.nkey > 1 and len(q):
             same = np.ones(len(q), dtype=bool)
             for j in range(self.nkey):

@@ -11,6 +11,7 @@ import numpy as np
 from ..batch import Batch, concat_batches
 from ..columns import decode_rows, decode_column, encode_rows, INT, FLOAT, BOOL
 from ..errors import OperatorError, InputError
+from ..budget import check_pending
 from .base import Operator
 
 
@@ -65,6 +66,7 @@ class FlatMap(UserFunctionOperator):
         rows = decode_rows(b.cols, b.kinds, self.flow.interner)
         outs = call_user(self, lambda r: list(self.fn(r)), rows)
         counts = np.fromiter(map(len, outs), dtype=np.int64, count=len(outs))
+        check_pending(self, int(counts.sum()), "produce")
         flat = [x for o in outs for x in o]
         if not flat:
             return

@@ -1,0 +1,122 @@
+"""Workload ``soak``: a long slider session - 10,000 window moves (forward, backward and jumps)
+through :class:`ddlab.sources.WindowFeed` over Spark's ``window_batches``, on connected
+components plus per-node degrees.
+
+``python -m benchmarks soak --dataset collegemsg --json`` (7-day window, 1-day steps) or
+``--dataset twitter24h`` (1-hour window, 1-minute steps).  ``--moves N`` changes the length.
+
+What "flat" means here, and how it is measured:
+
+- ``state_ratio``: retained updates (``flow.retained_updates()``) after the last move over
+  after move 1,000.  Both of those moves are a jump to the same reference window (the middle
+  position), so the live data are identical and any difference is leaked history.
+- ``memory_ratio``: the process's resident memory (``/proc/self/statm``, after a garbage
+  collection; the JVM is another process) at the same two points.
+- ``latency_ratio``: median move latency of the last 1,000 moves over that of the first 1,000
+  (each move is a feed call: staging the batch plus the engine's step), in this process's CPU
+  time, so other work on a shared machine does not skew it (``wall_latency_ratio`` is the
+  same in wall-clock time).
+
+``--stats-epochs N`` sets ``Dataflow(stats_epochs=N)``: statistics are kept per epoch for the
+last N epochs by design (the data of the live plots), so with the default (10,000) memory grows
+until move 10,000 by the statistics alone; the figures in RESULTS.md say which was used.
+
+The mix of moves is random but seeded: 45% forward, 45% backward (by one position; at an end
+the move turns around), 10% jumps to a uniformly drawn position (one combined epoch).
+"""
+from __future__ import annotations
+
+import gc
+import os
+from time import perf_counter, process_time
+
+import numpy as np
+
+WINDOWS = {"twitter24h": ("1h", "1min"), "collegemsg": ("7d", "1d")}
+CHECK_AT = 1_000
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        pages = int(fh.read().split()[1])
+    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def run(args) -> dict:
+    dataset = (getattr(args, "dataset", None) or "collegemsg").lower()
+    if dataset not in WINDOWS:
+        raise SystemExit(f"soak: dataset must be one of {sorted(WINDOWS)}, not {dataset!r}")
+    moves = int(getattr(args, "moves", None) or 10_000)
+    width, step = WINDOWS[dataset]
+
+    import ddlab
+    from ddlab.algorithms import connected_components
+    from ddlab.sources import WindowFeed, get_spark, load_dataset, window_batches
+
+    t0 = perf_counter()
+    get_spark()
+    batches = window_batches(load_dataset(dataset), width, step)
+    batches.prefetch()  # every batch in memory before the session starts: RSS then is its base
+    load_s = perf_counter() - t0
+
+    stats_epochs = getattr(args, "stats_epochs", None)
+    flow = ddlab.Dataflow("soak", **({} if stats_epochs is None else
+                                     {"stats_epochs": stats_epochs}))
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges).view()
+    degrees = edges.project(0).count().view()
+    feed = WindowFeed(batches, edges, flow)
+    reference = batches.steps // 2
+
+    rng = np.random.default_rng(getattr(args, "seed", 0) or 0)
+    latencies = np.zeros(moves)
+    wall = np.zeros(moves)
+    kinds = {"forward": 0, "backward": 0, "jump": 0}
+    checks = {}
+    for m in range(1, moves + 1):
+        r = rng.random()
+        if m in (CHECK_AT, moves):
+            kind, target = "jump", reference
+        elif r < 0.10:
+            kind, target = "jump", int(rng.integers(-1, batches.steps))
+        elif r < 0.55:
+            kind = "forward" if not feed.at_end else "backward"
+            target = None
+        else:
+            kind = "backward" if feed.position >= 0 else "forward"
+            target = None
+        start, cpu = perf_counter(), process_time()
+        if kind == "jump":
+            feed.seek(target, combine=True)
+        elif kind == "forward":
+            feed.forward()
+        else:
+            feed.backward()
+        latencies[m - 1] = process_time() - cpu
+        wall[m - 1] = perf_counter() - start
+        kinds[kind] += 1
+        if m in (CHECK_AT, moves):
+            gc.collect()
+            checks[m] = {"retained": flow.retained_updates(), "rss_mb": _rss_mb(),
+                         "labels": len(labels), "degrees": len(degrees)}
+    first, last = checks[CHECK_AT], checks[moves]
+    assert (first["labels"], first["degrees"]) == (last["labels"], last["degrees"]), \
+        "the reference window must read the same at both checks"
+    head = float(np.median(latencies[:CHECK_AT]))
+    tail = float(np.median(latencies[-CHECK_AT:]))
+    wall_ratio = float(np.median(wall[-CHECK_AT:]) / np.median(wall[:CHECK_AT]))
+    return {
+        "workload": "soak", "dataset": dataset, "window": width, "step": step,
+        "positions": batches.steps, "moves": moves, **{f"{k}_moves": v for k, v in kinds.items()},
+        "epochs": flow.epoch, "load_and_window_s": round(load_s, 2),
+        "stats_epochs": flow.stats_epochs,
+        "session_s": round(float(wall.sum()), 2), "session_cpu_s": round(float(latencies.sum()), 2),
+        "retained_after_1000": first["retained"], "retained_after_last": last["retained"],
+        "state_ratio": round(last["retained"] / first["retained"], 3),
+        "rss_mb_after_1000": round(first["rss_mb"], 1), "rss_mb_after_last": round(last["rss_mb"], 1),
+        "memory_ratio": round(last["rss_mb"] / first["rss_mb"], 3),
+        "first_1000_median_ms": round(head * 1000, 3), "last_1000_median_ms": round(tail * 1000, 3),
+        "latency_ratio": round(tail / head, 3), "wall_latency_ratio": round(wall_ratio, 3),
+        "p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 3),
+        "reference_position": reference, "components_at_reference": last["labels"],
+    }

@@ -1,0 +1,180 @@
+"""KeyboardInterrupt (Jupyter's stop button) at any point of an epoch: the flow reads exactly as
+before the epoch, and the next step works and agrees with a flow that was never interrupted.
+
+The interrupt is raised from inside the engine at every call of the places where an epoch
+changes state (each operator's run, every emission, every trace insert and merge, scheduling,
+a reduce's future work, consolidation, the views' commit), one point per attempt, on the same
+flow again and again; a real SIGINT is also sent from inside a user function and while the
+epoch commits."""
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+
+import ddlab
+from ddlab.engine.batch import Batch
+from ddlab.engine.operators.base import Operator
+from ddlab.engine.operators.io import Input, ViewSink
+from ddlab.engine.operators.loops import ScopeNode
+from ddlab.engine.operators.reduce import Reduce
+from ddlab.engine.scope import Scope
+from ddlab.engine.trace import Trace
+
+from .reliability_helpers import apply, build_program, epochs, reading
+
+POINTS = [(Operator, "run_at"), (ScopeNode, "run_at"), (Operator, "emit"), (Trace, "insert"),
+          (Trace, "_merge"), (Scope, "schedule"), (Reduce, "_schedule"), (Batch, "consolidate"),
+          (ViewSink, "commit"), (Input, "flush")]
+
+
+class Injector:
+    """Counts calls of every point; at call number ``fire_at`` sends the process a real SIGINT
+    (what the stop button does): Python raises KeyboardInterrupt a few bytecodes later, or the
+    engine notes it while an epoch commits."""
+
+    def __init__(self, monkeypatch):
+        self.calls, self.fire_at, self.fired = 0, None, None
+        self.first = {}  # point -> number of its first call in the epoch
+        for cls, name in POINTS:
+            monkeypatch.setattr(cls, name, self._wrap(cls, name, getattr(cls, name)))
+
+    def _wrap(self, cls, name, original):
+        def wrapper(*args, **kwargs):
+            self.calls += 1
+            self.first.setdefault(f"{cls.__name__}.{name}", self.calls)
+            if self.calls == self.fire_at:
+                self.fired = f"{cls.__name__}.{name}"
+                signal.raise_signal(signal.SIGINT)
+            return original(*args, **kwargs)
+        return wrapper
+
+    def arm(self, k):
+        self.calls, self.fire_at, self.fired = 0, k, None
+        self.first = {}
+
+
+def _count_calls(injector, batches):
+    """How many point calls each epoch makes, on a scratch copy of the program."""
+    flow, inputs, _, _ = build_program()
+    counts, firsts = [], []
+    for batch in batches:
+        apply(inputs, batch)
+        injector.arm(None)
+        flow.step()
+        counts.append(injector.calls)
+        firsts.append(set(injector.first.values()))
+    return counts, firsts
+
+
+def _flat(seen):
+    return sorted((u for call in seen for u in call), key=repr)
+
+
+def _same_results(a, b):
+    a, b = dict(a), dict(b)
+    for part in ("stats", "epoch_log", "seen"):
+        a.pop(part, None), b.pop(part, None)
+    return a == b
+
+
+def test_interrupt_at_every_point_rolls_back_or_commits_whole(monkeypatch):
+    injector = Injector(monkeypatch)
+    batches = epochs(4, seed=3)
+    counts, firsts = _count_calls(injector, batches)
+    flow, inputs, views, seen = build_program()
+    ref_flow, ref_inputs, ref_views, ref_seen = build_program()
+    fired_at, outcomes = set(), {"rolled back": 0, "committed": 0}
+    for e, batch in enumerate(batches):
+        apply(ref_inputs, batch)
+        ref_flow.step()
+        ref = reading(ref_flow, ref_inputs, ref_views)
+        # a spread of points, the first call of every kind of point, and the very last call
+        points = sorted(set(range(1, counts[e] + 1, max(1, counts[e] // 60))) | firsts[e]
+                        | {counts[e]})
+        committed = False
+        for k in points:
+            apply(inputs, batch)
+            before = reading(flow, inputs, views)
+            injector.arm(k)
+            try:
+                flow.step()
+            except KeyboardInterrupt as err:
+                fired_at.add(injector.fired)
+                injector.arm(None)
+                notes = " ".join(getattr(err, "__notes__", []))
+                after = reading(flow, inputs, views)
+                if "was rolled back" in notes:
+                    outcomes["rolled back"] += 1
+                    assert {n: sorted(v, key=repr) for n, v in err.discarded_updates.items()} \
+                        == before["pending"]
+                    before["pending"] = {n: [] for n in inputs}
+                    assert after == before, f"epoch {e}, interrupt at point {k}"
+                    continue
+                assert f"epoch {e} committed" in notes, (k, notes)
+                outcomes["committed"] += 1
+            injector.arm(None)
+            committed = True
+            break
+        if not committed:
+            apply(inputs, batch)
+            flow.step()
+        assert _same_results(reading(flow, inputs, views), ref), f"epoch {e}"
+    flow.step(), ref_flow.step()  # deliver anything staged
+    assert _flat(seen) == _flat(ref_seen)  # every update, with its true time
+    assert {f"{c.__name__}.{n}" for c, n in POINTS} <= fired_at
+    assert outcomes["rolled back"] > 100 and outcomes["committed"] >= 1, outcomes
+
+
+def test_a_real_sigint_inside_a_user_function_rolls_back():
+    flow = ddlab.Dataflow()
+    x = flow.input("x")
+    calls = []
+
+    def slow(r):
+        calls.append(r)
+        if len(calls) == 3:
+            os.kill(os.getpid(), signal.SIGINT)  # what Jupyter's stop button sends
+        return r * 2
+
+    doubled = x.map(slow).view()
+    x.insert([1, 2])
+    flow.step()
+    x.insert([3, 4, 5])
+    with pytest.raises(KeyboardInterrupt):
+        flow.step()
+    assert flow.epoch == 1 and doubled.to_dict() == {2: 1, 4: 1}
+    x.insert([3, 4, 5])
+    flow.step()
+    assert doubled.to_dict() == {2: 1, 4: 1, 6: 1, 8: 1, 10: 1}
+
+
+def test_sigint_while_the_epoch_commits_waits_for_the_commit(monkeypatch):
+    handler = signal.getsignal(signal.SIGINT)  # Python's, or one a library installed (Spark's)
+    flow = ddlab.Dataflow()
+    x = flow.input("x")
+    first = x.view()
+    second = x.count().view()
+    seen = []
+    x.subscribe(seen.append)
+    original = ViewSink.commit
+
+    def commit_then_sigint(self, epoch):
+        original(self, epoch)
+        if self is first._sink:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(ViewSink, "commit", commit_then_sigint)
+    x.insert([7])
+    with pytest.raises(KeyboardInterrupt) as info:
+        flow.step()
+    assert any("epoch 0 committed" in n for n in info.value.__notes__)
+    # both views took the epoch (no half-committed state), flow.epoch advanced
+    assert flow.epoch == 1 and first.to_dict() == {7: 1} and second.to_dict() == {(7, 1): 1}
+    assert seen == []  # staged: delivered with its true time at the next step
+    monkeypatch.setattr(ViewSink, "commit", original)
+    x.insert([8])
+    flow.step()
+    assert seen == [[(7, (0,), 1), (8, (1,), 1)]]
+    assert signal.getsignal(signal.SIGINT) is handler  # restored, whoever installed it
