@@ -45,16 +45,26 @@ def _rank(col, kind, interner):
     return codes
 
 
-class Count:
+class _PerKey:
+    """An aggregate over one input's accumulated groups: empty input gives empty output,
+    otherwise :meth:`aggregate` sees the accumulation ``a`` (sorted by key) and the key width."""
+
+    def evaluate(self, accs, op):
+        a = accs[0]
+        if a is None or not len(a):
+            return self.empty(a, op.nkey)
+        return self.aggregate(a, op.nkey, op)
+
+    def empty(self, a, nkey):
+        return _empty_keyed(a, nkey)
+
+
+class Count(_PerKey):
     """``(key, number of records with that key)``, multiplicities counted."""
 
     name = "count"
 
-    def evaluate(self, accs, op):
-        a = accs[0]
-        nkey = op.nkey
-        if a is None or not len(a):
-            return _empty_keyed(a, nkey)
+    def aggregate(self, a, nkey, op):
         starts = group_starts(a.cols[:nkey])
         totals = np.add.reduceat(a.weights, starts)
         keep = totals != 0
@@ -63,16 +73,12 @@ class Count:
         return cols, a.kinds[:nkey] + (INT,), np.ones(len(pick), dtype=np.int64)
 
 
-class Sum:
+class Sum(_PerKey):
     """``(key, sum of value * multiplicity)`` for the single value column."""
 
     name = "sum"
 
-    def evaluate(self, accs, op):
-        a = accs[0]
-        nkey = op.nkey
-        if a is None or not len(a):
-            return _empty_keyed(a, nkey)
+    def aggregate(self, a, nkey, op):
         if len(a.cols) != nkey + 1 or a.kinds[nkey] not in (INT, FLOAT, BOOL):
             got = ", ".join(KIND_NAMES[k] for k in a.kinds[nkey:]) or "none"
             raise SchemaError(f"{op.label}: sum needs records (key, number); the value columns "
@@ -84,18 +90,17 @@ class Sum:
         return cols, a.kinds[:nkey] + (kind,), np.ones(len(starts), dtype=np.int64)
 
 
-class Extreme:
+class Extreme(_PerKey):
     """``(key, smallest value)`` (or largest): values with positive multiplicity only."""
 
     def __init__(self, largest: bool):
         self.largest = largest
         self.name = "max" if largest else "min"
 
-    def evaluate(self, accs, op):
-        a = accs[0]
-        nkey = op.nkey
-        if a is None or not len(a):
-            return _empty(a.kinds if a else (INT,) * (nkey + 1))
+    def empty(self, a, nkey):
+        return _empty(a.kinds if a else (INT,) * (nkey + 1))
+
+    def aggregate(self, a, nkey, op):
         pos = a.weights > 0
         cols = [c[pos] for c in a.cols]
         if not len(cols[0]):
@@ -147,7 +152,7 @@ class Threshold:
 DISTINCT = Threshold(lambda w: (w > 0).astype(np.int64), "distinct")
 
 
-class TopK:
+class TopK(_PerKey):
     """Per key, the ``k`` largest (or smallest) records by their value columns, multiplicities
     counted: a record of multiplicity 3 fills three places."""
 
@@ -157,11 +162,10 @@ class TopK:
         self.k, self.largest = int(k), largest
         self.name = f"top_{k}"
 
-    def evaluate(self, accs, op):
-        a = accs[0]
-        nkey = op.nkey
-        if a is None or not len(a):
-            return _empty(a.kinds if a else (INT,) * (nkey + 1))
+    def empty(self, a, nkey):
+        return _empty(a.kinds if a else (INT,) * (nkey + 1))
+
+    def aggregate(self, a, nkey, op):
         pos = a.weights > 0
         cols, weights = [c[pos] for c in a.cols], a.weights[pos]
         if not len(weights):
