@@ -39,6 +39,8 @@ The magics (every command has ``--help``; ``%dd?`` shows this overview)::
     %dd rebuild [--restart]                  rebuild from the declarations (same epoch and
                                              contents), or start over at epoch 0
     %dd reset                                forget everything, new empty dataflow
+    %dd save PATH | %dd load PATH            the session's inputs, windows and positions on
+                                             disk (Arrow IPC + checksummed JSON, no pickle)
 
 Declared names are ordinary Python variables holding the live collections (``edges.insert``
 and ``flow.step()`` work from Python, and Python values can be used in ``%%dd`` bodies).

@@ -16,7 +16,7 @@ __all__ = ["InputDecl", "DerivedDecl", "RESERVED", "mentions"]
 
 #: words that are commands of ``%dd`` and so cannot name a collection
 RESERVED = {"input", "step", "insert", "remove", "show", "changes", "trace", "stats", "graph",
-            "drop", "reset", "rebuild", "status", "help", "explore"}
+            "drop", "reset", "rebuild", "status", "help", "explore", "save", "load"}
 
 
 @dataclass
@@ -35,6 +35,8 @@ class InputDecl:
     batches: Any = None
     report: Any = None                 # a sources LoadReport, when Spark loaded it
     seconds: float = 0.0               # how long loading took
+    request: dict | None = None        # the %dd input options, when they name a dataset, a
+                                       # path or SQL (so %dd load can read the source again)
 
     @property
     def windowed(self) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -141,13 +141,15 @@ def load_input(req: LoadRequest, namespace: dict, progress=None) -> InputDecl:
             raise SessionError(f"{req.name}: --window needs a source to window.",
                                "Add --from SOURCE (a dataset, a path or a DataFrame variable).")
         cols = req.columns or ["src", "dst"]
-        return InputDecl(req.name, list(cols), "empty", "empty")
+        return InputDecl(req.name, list(cols), "empty", "empty", request=asdict(req))
     if kind == "pandas" and not window:
         decl = _from_pandas(req, value, described)
         decl.seconds = time.perf_counter() - start
         return decl
     decl = _from_spark(req, kind, value, described, window, progress)
     decl.seconds = time.perf_counter() - start
+    if kind in ("dataset", "path", "sql"):   # re-readable from plain options (not a variable)
+        decl.request = asdict(req)
     return decl
 
 

@@ -42,6 +42,7 @@ ddlab magics: declare, step and inspect a differential dataflow in this kernel.
   %dd explore NAME                       slide the window and watch NAME, the per-iteration
         differences, the lattice trace and latency live (the explorer widget)
   %dd status | %dd drop NAME | %dd rebuild [--restart] | %dd reset
+  %dd save PATH | %dd load PATH          the session on disk (inputs, windows, positions)
 
 Declared names are Python variables (collections): use them in Python, too.
 Every command has --help, e.g. %dd input --help, %%dd --help.

@@ -136,6 +136,44 @@ class Session:
             old.release()
         return state
 
+    def checkpoint_metadata(self) -> dict:
+        """What ``%dd save`` writes beside the inputs' contents (plain JSON): each input's
+        columns, description, re-readable load options and window position, and each derived
+        declaration's source text (for the record: ``%dd load`` never runs it)."""
+        inputs = []
+        for name, decl in self.inputs.items():
+            feed = self.state.handles[name].feed
+            inputs.append({"name": name, "columns": list(decl.columns), "source": decl.source,
+                           "request": decl.request,
+                           "position": None if feed is None else feed.position,
+                           "moves": None if feed is None else feed.epochs})
+        derived = [{"name": d.name, "body": d.body, "arrange": d.arrange}
+                   for d in self.derived.values()]
+        return {"format": "ddlab-session", "version": 1, "inputs": inputs, "derived": derived}
+
+    def restore(self, inputs: dict, frames: dict, positions: dict, epochs: int,
+                namespace: dict, progress=None) -> FlowState:
+        """Replace the inputs by ``inputs`` holding ``frames`` (fields + ``diff``) after
+        ``epochs`` epochs, windows at ``positions`` (name -> (position, moves)); this
+        session's derived declarations are rebuilt on them.  All or nothing."""
+        for name in inputs:
+            self.check_name(name, derived=False)
+        clash = [n for n in inputs if n in self.derived]
+        if clash:
+            raise SessionError(f"cannot restore input {clash[0]!r}: this session declares a "
+                               f"derived collection of that name.",
+                               f"%dd drop {clash[0]} first (or %dd reset).")
+        snapshot = Snapshot(epochs=epochs, replay=frames, positions=positions)
+        state = self._build(inputs, self.derived, namespace, snapshot, progress=progress,
+                            what="restoring the checkpoint")
+        old = dict(self.inputs)
+        self._commit(inputs, self.derived, state)
+        self.log = []
+        for name, decl in old.items():
+            if inputs.get(name) is None or inputs[name].batches is not decl.batches:
+                decl.release()
+        return state
+
     def declare_derived(self, decl: DerivedDecl, namespace: dict, progress=None,
                         first_step: bool = True) -> tuple[FlowState, StepResult | None]:
         """Add (or replace, in place) a derived collection, then compute its first result:
