@@ -56,4 +56,9 @@ class DeferredInterrupts:
             if note:
                 err.add_note(note)
             raise err
-        handler(signal.SIGINT, None)
+        try:
+            handler(signal.SIGINT, None)  # someone else's handler (IPython, a test runner)
+        except BaseException as err:
+            if note:
+                err.add_note(note)
+            raise
