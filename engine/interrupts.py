@@ -57,8 +57,8 @@ class DeferredInterrupts:
                 err.add_note(note)
             raise err
         try:
-            handler(signal.SIGINT, None)   # e.g. a kernel's own handler
-        except KeyboardInterrupt as err:   # raised by that handler: say what happened to the epoch
+            handler(signal.SIGINT, None)  # someone else's handler (IPython, a test runner)
+        except BaseException as err:
             if note:
                 err.add_note(note)
             raise

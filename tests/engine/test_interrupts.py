@@ -151,7 +151,6 @@ def test_a_real_sigint_inside_a_user_function_rolls_back():
 
 
 def test_sigint_while_the_epoch_commits_waits_for_the_commit(monkeypatch):
-    handler = signal.getsignal(signal.SIGINT)  # Python's, or one a library installed (Spark's)
     flow = ddlab.Dataflow()
     x = flow.input("x")
     first = x.view()
@@ -165,6 +164,7 @@ def test_sigint_while_the_epoch_commits_waits_for_the_commit(monkeypatch):
         if self is first._sink:
             os.kill(os.getpid(), signal.SIGINT)
 
+    handler = signal.getsignal(signal.SIGINT)
     monkeypatch.setattr(ViewSink, "commit", commit_then_sigint)
     x.insert([7])
     with pytest.raises(KeyboardInterrupt) as info:
@@ -177,4 +177,4 @@ def test_sigint_while_the_epoch_commits_waits_for_the_commit(monkeypatch):
     x.insert([8])
     flow.step()
     assert seen == [[(7, (0,), 1), (8, (1,), 1)]]
-    assert signal.getsignal(signal.SIGINT) is handler  # restored, whoever installed it
+    assert signal.getsignal(signal.SIGINT) is handler  # put back as it was
