@@ -122,10 +122,15 @@ def _arrow_column(values: np.ndarray, kind: str, where: str):
 
 def save(flow, path, metadata: dict | None = None) -> Path:
     """Write ``flow``'s inputs (their committed contents) and ``metadata`` to directory
-    ``path`` (replaced if it exists); see the module docstring for the format."""
+    ``path`` (an earlier checkpoint there is replaced; anything else there is refused, never
+    overwritten); see the module docstring for the format."""
     import pyarrow as pa
 
     path = Path(path)
+    if path.exists() and not _is_checkpoint(path):
+        raise CheckpointError(f"cannot save to {path}: it exists and is not a ddlab checkpoint "
+                              f"(a {'folder' if path.is_dir() else 'file'} of something else); "
+                              f"nothing was written. Choose a new path.")
     pending = {n: i.pending_count for n, i in flow.inputs.items() if i.pending_count}
     if pending:
         raise CheckpointError(f"cannot save {flow.name!r}: updates wait for the next step in "
@@ -184,6 +189,18 @@ def save(flow, path, metadata: dict | None = None) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return path
+
+
+def _is_checkpoint(path: Path) -> bool:
+    """True for an (empty or) ddlab checkpoint folder: safe to replace."""
+    if not path.is_dir():
+        return False
+    if not any(path.iterdir()):
+        return True
+    try:
+        return json.loads((path / MANIFEST).read_text()).get("format") == FORMAT
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _version() -> str:

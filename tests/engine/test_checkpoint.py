@@ -149,3 +149,23 @@ def test_save_refuses_pending_updates_and_pickling_objects(tmp_path):
     with pytest.raises(CheckpointError, match=r"metadata must be plain JSON"):
         flow.save(tmp_path / "ck2", metadata={"f": object()})
     assert not (tmp_path / "ck2").exists()
+
+
+def test_save_never_overwrites_what_is_not_a_checkpoint(tmp_path):
+    from ddlab.engine.checkpoint import CheckpointError
+
+    flow = ddlab.Dataflow()
+    flow.input("xs").insert([1])
+    flow.step()
+    precious = tmp_path / "notes.txt"
+    precious.write_text("mine")
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "data.csv").write_text("a,b")
+    for target in (precious, folder):
+        with pytest.raises(CheckpointError, match="is not a ddlab checkpoint"):
+            flow.save(target)
+    assert precious.read_text() == "mine" and (folder / "data.csv").read_text() == "a,b"
+    flow.save(tmp_path / "ck")
+    flow.save(tmp_path / "ck")          # an earlier checkpoint is replaced
+    assert ddlab.Dataflow.load(tmp_path / "ck", lambda f: f.input("xs")).epoch == 1
