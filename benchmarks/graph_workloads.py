@@ -13,6 +13,8 @@ label (see :func:`adversarial_deletions`).  CC rows add ``update_vs_scipy`` and
 ``--profile`` prints where the updates' time goes (:mod:`benchmarks.profile`)."""
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import resource
 import time
 
@@ -116,7 +118,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
         changes = list(_random_updates(args, rows, weighted))
     first_epoch = flow.epoch
     latencies, cpu = [], []
-    with profiler or _NoProfile():
+    with profiler or nullcontext():
         for sign, record in changes:
             if sign > 0:
                 present.add(record)
@@ -152,14 +154,6 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
     if profiler is not None:
         out.update(profiler.report(flow, first_epoch, len(lat)))
     return out, view, present
-
-
-class _NoProfile:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def _profiler(args):

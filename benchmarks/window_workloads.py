@@ -13,6 +13,8 @@ labels first), and differential (the window slid by one second).
 """
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import resource
 import time
 
@@ -58,14 +60,6 @@ class WindowSlider:
         return pd.DataFrame(rows, columns=["src", "dst", "diff"]).astype("int64")
 
 
-class _Quiet:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
 def run_window_scc(args):
     dataset = args.dataset or "twitter24h"
     width = getattr(args, "width", None) or 3600
@@ -94,7 +88,7 @@ def run_window_scc(args):
 
         profiler = UpdateProfiler(True)
     first_epoch = flow.epoch
-    with profiler if profiler is not None else _Quiet():
+    with profiler if profiler is not None else nullcontext():
         for s in range(1, steps + 1):
             new = (t0 + s * step, t0 + s * step + width)
             batch = slider.move(window, new)

@@ -173,30 +173,13 @@ class Explorer:
         if reference_at_start and self.references_fn is not None and self.window_view is not None:
             self.compute_references()
 
-    # -- public controls --------------------------------------------------------------------
-    @property
-    def slider(self):
-        return self.controls.slider
-
-    @property
-    def play(self):
-        return self.controls.play
-
-    @property
-    def speed(self):
-        return self.controls.speed
-
-    @property
-    def step_size(self):
-        return self.controls.step_size
-
-    @property
-    def direction(self):
-        return self.controls.direction
-
-    @property
-    def jump(self):
-        return self.controls.jump
+    # -- public controls (the widgets of :class:`~ddlab.widgets.controls.Controls`) ---------
+    slider = property(lambda self: self.controls.slider, doc="The window-position slider.")
+    play = property(lambda self: self.controls.play, doc="Play / Stop: one move per tick.")
+    speed = property(lambda self: self.controls.speed, doc="Milliseconds between Play ticks.")
+    step_size = property(lambda self: self.controls.step_size, doc="Positions per Play tick.")
+    direction = property(lambda self: self.controls.direction, doc="Forward (1) or back (-1).")
+    jump = property(lambda self: self.controls.jump, doc="Go to ``jump_to`` in one epoch.")
 
     @property
     def position(self) -> int:

@@ -160,11 +160,12 @@ def shortest_paths_prioritized(edges: Collection, sources: Collection,
     increasing order (priority = the distance), as Dijkstra's algorithm would, so few
     distances are improved more than once.  Same result as :func:`shortest_paths`.
 
-    >>> flow = Dataflow(); edges = flow.input("edges"); roots = flow.input("roots")
-    >>> dist = shortest_paths_prioritized(edges, roots).view()
-    >>> roots.insert([1]); edges.insert([(1, 2, 5), (2, 3, 1), (1, 3, 9)]); _ = flow.step()
+    >>> flow = Dataflow(); edges = flow.input("edges"); sources = flow.input("sources")
+    >>> dist = shortest_paths_prioritized(edges, sources).view()
+    >>> sources.insert([1]); edges.insert([(1, 2, 5), (2, 3, 1), (1, 3, 9)])
+    >>> _ = flow.step(); edges.remove([(2, 3, 1)]); _ = flow.step()   # the short way to 3 goes
     >>> sorted(dist.to_dict())
-    [(1, 0), (2, 5), (3, 6)]
+    [(1, 0), (2, 5), (3, 9)]
     """
     return _distances(edges, sources).prioritize(
         lambda n, d: d, lambda d: _relax(d, edges).concat(d).min(),
