@@ -8,7 +8,6 @@ are its one-variable shorthands.
 from __future__ import annotations
 
 from .collection import Collection
-from .config import DEFAULT_MAX_ITERATIONS  # noqa: F401  (documented default of every bound)
 from .errors import DataflowError
 from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY
 from .operators.linear import Concat

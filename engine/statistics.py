@@ -26,7 +26,8 @@ EPOCH_COLUMNS = ["epoch", "seconds", "input_updates", "operator_runs", "updates_
 class Statistics:
     """Per-epoch operator-run records ``(op, time, in, out, seconds)`` and step reports.
 
-    The running epoch's records accumulate in :attr:`running`; :meth:`commit` files them under
+    The running epoch's records accumulate in :attr:`running` (``Dataflow.record_run``
+    appends to it directly: it runs once per operator run, the hot path); :meth:`commit` files them under
     the epoch (with its step report), :meth:`discard` drops them (rollback).
     """
 
@@ -38,9 +39,6 @@ class Statistics:
         self._reports: OrderedDict[int, object] = OrderedDict()
 
     # -- recording ---------------------------------------------------------------------
-    def record(self, op, t: tuple, n_in: int, n_out: int, seconds: float) -> None:
-        self.running.append((op, t, n_in, n_out, seconds))
-
     def commit(self, epoch: int, report) -> None:
         """File the running records under ``epoch``; forget the oldest beyond ``keep_epochs``."""
         self._epochs[epoch] = self.running

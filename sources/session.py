@@ -174,8 +174,6 @@ def require_pyspark() -> str:
     return _pyspark_version() or "?"
 
 
-_check_pyspark = require_pyspark
-
 
 def spark_target(master: str | None = None, remote: str | None = None) -> tuple[str, str]:
     """Where a session would go: ``("connect", url)`` or ``("classic", master)``.
@@ -276,7 +274,7 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
     returns the JVM's existing session if there is one.
     """
     kind, where = spark_target(master, remote)
-    _check_pyspark()
+    require_pyspark()
     if _needs_local_jvm(kind, where):
         check_java()
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
@@ -377,7 +375,7 @@ def spark_running() -> bool:
 def spark_status() -> tuple[bool, str]:
     """``(ok, one line)`` for a banner: is Spark usable here, and if not, why and how to fix it."""
     try:
-        version = _check_pyspark()
+        version = require_pyspark()
         if _alive(_shared):
             return True, f"Spark {version}: session running ({_shared_target[1]})"
         kind, where = spark_target()

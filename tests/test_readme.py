@@ -75,5 +75,4 @@ def test_two_setup_commands():
     test = re.search(r"<!-- test-command.*?-->\n```bash\n(.*?)\n```", TEXT, flags=re.S).group(1)
     assert main.startswith('pip install -e ".[lab]"') and "jupyter lab notebooks/demo.ipynb" in main
     assert test == 'pip install -e ".[test]" && python -m pytest'
-    assert (README.parent / "notebooks" / "demo.ipynb").exists() or pytest.skip(
-        "notebooks/demo.ipynb not written yet")
+    assert (README.parent / "notebooks" / "demo.ipynb").exists()
