@@ -473,7 +473,7 @@ class Collection:
     # -- outputs -----------------------------------------------------------------------
     def history(self):
         """The updates ``(fields..., time, diff)`` this collection's arrangement retains
-        (compacted: times before the current epoch read as the current epoch).  Inside loops
+        (compacted: times before the last completed epoch read as that epoch).  Inside loops
         the time shows every coordinate, e.g. ``(epoch, iteration)``: the lattice trace.
 
         >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"])
@@ -495,7 +495,7 @@ class Collection:
         if trace is None:
             raise DataflowError(f"{self!r} keeps no trace; build it with .arrange() (before "
                                 "stepping) to inspect its history")
-        rows = trace.all_rows()
+        rows = trace.compacted_rows()
         names = self.columns if self.columns and len(self.columns) == len(rows.cols) else [
             f"c{j}" for j in range(len(rows.cols))]
         from .view import unique_names

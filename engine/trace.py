@@ -7,8 +7,15 @@ merged geometrically (LSM style) as new batches arrive, so inserting costs amort
 logical compaction up to the dataflow's frontier (``t -> lub(t, frontier)``) and consolidates,
 so the state stays proportional to the live data rather than to the number of epochs.
 
-Batches are never modified in place; a snapshot of a trace is a copy of its list of batches,
-which is what lets a failed epoch roll back for free.
+Small inserts (a few rows, the common case once a program runs on single changes) do not
+touch numpy at all: they go to :class:`RecentRows`, a Python list with a per-key index, which
+becomes one sorted batch of the spine when it fills up.  Reading a few keys' histories in Python
+(:meth:`Trace.histories`, the reduce's and join's small paths) caches what it read from the
+spine until the spine changes, so re-reading a key at the next interesting time of the same
+update is a dictionary lookup.
+
+Batches are never modified in place; a snapshot of a trace is a copy of its list of batches
+and the length of its recent rows, which is what lets a failed epoch roll back for free.
 """
 from __future__ import annotations
 
@@ -131,6 +138,12 @@ class Rows:
 
 #: Lookups of at most this many keys take the small path (:meth:`Trace._small_lookup`).
 SMALL_QUERY = 16
+#: Inserts of at most this many rows go to the trace's :class:`RecentRows` (no numpy) ...
+SMALL_INSERT = 64
+#: ... which become one batch of the spine once they hold this many rows.
+RECENT_CAPACITY = 512
+#: :meth:`Trace.histories` keeps at most this many spine rows cached in Python.
+CACHE_ROWS = 65536
 _INT64_MAX = np.iinfo(np.int64).max
 
 
@@ -150,6 +163,65 @@ def expand_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
     return np.repeat(lo - (ends - counts), counts) + np.arange(total)
 
 
+def packed_rows(code, cols, times, diffs) -> list[tuple]:
+    """Rows in the packed layout as Python tuples ``(code, fields..., time..., diff)``
+    (float fields as their int64 bits, like :func:`_pack`)."""
+    fields = [code.tolist()]
+    fields += [(c.view(np.int64) if c.dtype.kind == "f" else c).tolist() for c in cols]
+    fields += times.T.tolist()
+    fields.append(diffs.tolist())
+    return list(zip(*fields))
+
+
+class RecentRows:
+    """The rows of a trace's latest small inserts, in Python: ``rows`` in insertion order
+    and ``by_key`` (key code -> its rows).  Appending never copies, so a snapshot is the
+    object and its length; a rollback truncates (:meth:`truncated`).  ``since`` is the epoch
+    of the oldest row (the batch they become is compacted from there)."""
+
+    __slots__ = ("rows", "by_key", "since", "_batch")
+
+    def __init__(self):
+        self.rows: list[tuple] = []
+        self.by_key: dict = {}
+        self.since = None
+        self._batch = None
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def append(self, rows: list[tuple], epoch: int) -> None:
+        if self.since is None:
+            self.since = epoch
+        self.rows.extend(rows)
+        index = self.by_key
+        for row in rows:
+            found = index.get(row[0])
+            if found is None:
+                index[row[0]] = [row]
+            else:
+                found.append(row)
+        self._batch = None
+
+    def truncated(self, n: int) -> "RecentRows":
+        """This buffer as it was when it held ``n`` rows (after a rollback)."""
+        if n == len(self.rows):
+            return self
+        fresh = RecentRows()
+        if n:
+            fresh.append(self.rows[:n], self.since)
+        return fresh
+
+    def batch(self, floats: tuple, since: int) -> "TraceBatch":
+        """The rows as one sorted spine batch (cached until the next append)."""
+        if self._batch is None:
+            data = np.array(self.rows, dtype=np.int64).T
+            if len(self.rows) > 1:
+                data = take_columns(data, np.argsort(data[0], kind="stable"))
+            self._batch = TraceBatch.from_packed(np.ascontiguousarray(data), floats, since)
+        return self._batch
+
+
 class Trace:
     """The spine of one arrangement.  ``clock`` supplies the compaction frontier's epoch."""
 
@@ -157,16 +229,36 @@ class Trace:
         self.nkey, self.depth, self.clock, self.name = nkey, depth, clock, name
         self.batches: list[TraceBatch] = []
         self.kinds: tuple | None = None
+        self.recent = RecentRows()
+        self._cache: dict = {}  # key code -> its rows in self.batches (see histories)
+        self._cached_rows = 0
+
+    @property
+    def row_depth(self) -> int:
+        """Time coordinates stored per row (an :class:`EnteredTrace` stores fewer)."""
+        return self.depth
+
+    @property
+    def floats(self) -> tuple:
+        return tuple(k == "f" for k in self.kinds or ())
 
     # -- size and rollback -------------------------------------------------------------
     def __len__(self) -> int:
-        return sum(len(b) for b in self.batches)
+        return sum(len(b) for b in self.batches) + len(self.recent)
 
     def snapshot(self):
-        return (list(self.batches), self.kinds)
+        return (list(self.batches), self.kinds, self.recent, len(self.recent))
 
     def restore(self, snap) -> None:
         self.batches, self.kinds = list(snap[0]), snap[1]
+        self.recent = snap[2].truncated(snap[3])
+        self._forget()
+
+    def _forget(self) -> None:
+        """The spine changed: drop the cached histories."""
+        if self._cache:
+            self._cache = {}
+            self._cached_rows = 0
 
     # -- writing -----------------------------------------------------------------------
     def check_kinds(self, kinds, where: str) -> None:
@@ -189,12 +281,32 @@ class Trace:
         self.kinds = batch.kinds
         code = key_code(batch.cols, batch.kinds, self.nkey)
         times = np.broadcast_to(np.asarray(t, dtype=np.int64), (len(batch), self.depth))
+        if len(batch) <= SMALL_INSERT and config.fast_paths:
+            self.insert_rows(packed_rows(code, batch.cols, times, batch.diffs))
+            return
         order = None if is_sorted(code) else np.argsort(code, kind="stable")
         data, floats = _pack(code, batch.cols, times, batch.diffs, order)
         self.batches.append(TraceBatch.from_packed(data, floats, self.clock.epoch))
         self._maintain()
 
+    def insert_rows(self, rows: list[tuple]) -> None:
+        """Add a few updates already in the packed layout (:func:`packed_rows`); the trace's
+        kinds must be set.  They wait in :attr:`recent` until it fills up."""
+        recent = self.recent
+        recent.append(rows, self.clock.epoch)
+        if len(recent) >= RECENT_CAPACITY:
+            self.batches.append(recent.batch(self.floats, recent.since))
+            self.recent = RecentRows()
+            self._maintain()
+
+    def _spine(self) -> list:
+        """The batches to search: the spine, plus the recent rows as one batch."""
+        if not len(self.recent):
+            return self.batches
+        return self.batches + [self.recent.batch(self.floats, self.recent.since)]
+
     def _maintain(self) -> None:
+        self._forget()
         b = self.batches
         while len(b) >= 2 and len(b[-2]) <= 2 * len(b[-1]):
             right = b.pop()
@@ -234,30 +346,130 @@ class Trace:
         return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order], epoch)
 
     def compact(self) -> None:
-        """Merge every batch into one, compacted to the current frontier."""
-        if self.batches:
-            merged = self._merge(self.batches, force=True)
+        """Merge every batch (and the recent rows) into one, compacted to the current
+        frontier."""
+        parts = self._spine()
+        self.recent = RecentRows()
+        self._forget()
+        if parts:
+            merged = self._merge(parts, force=True)
             self.batches = [merged] if merged is not None else []
 
     # -- reading -----------------------------------------------------------------------
     def gather(self, codes: np.ndarray) -> Rows:
         """All updates whose key code is in ``codes`` (sorted, unique)."""
         if len(codes) <= SMALL_QUERY and config.fast_paths:
-            return self._collect(self._small_lookup(codes, False)[0])
-        picks = []
-        for b in self.batches:
+            return self._packed(self._small_lookup(codes, False)[0])
+        parts = []
+        for b in self._spine(len(codes)):
             lo = b.keycode.searchsorted(codes, "left")
             hi = b.keycode.searchsorted(codes, "right")
             idx = expand_ranges(lo, hi - lo)
             if len(idx):
+                parts.append((b, idx))
+        rows = self._collect(parts)
+        if self._recent_by_key(len(codes)):
+            recent, _ = self._recent_part(codes, False)
+            if recent is not None:
+                rows = Rows.concat([rows, Rows.from_packed(recent, self.floats)],
+                                   len(self.kinds), self.depth)
+        return rows
+
+    def _spine(self, queries: int | None = None) -> list:
+        """The batches a lookup of ``queries`` keys searches: the spine, plus the recent rows
+        as one sorted batch unless they are looked up one key at a time."""
+        if not len(self.recent) or self._recent_by_key(queries):
+            return self.batches
+        return self.batches + [self.recent.batch(self.floats, self.recent.since)]
+
+    def _recent_by_key(self, queries: int | None) -> bool:
+        """Whether a lookup of ``queries`` keys reads the recent rows through their index
+        (:meth:`_recent_part`) rather than as one sorted batch."""
+        return (queries is not None and queries <= RECENT_CAPACITY and config.fast_paths
+                and bool(self.recent.by_key))
+
+    def _recent_part(self, codes: np.ndarray, want_query: bool):
+        """``(packed matrix or None, query indices)`` of the recent rows of ``codes``: one
+        dictionary lookup per code, no sorting of the recent rows."""
+        recent = self.recent.by_key
+        rows, q = [], []
+        for i, c in enumerate(codes.tolist()):
+            found = recent.get(c)
+            if found is not None:
+                rows.extend(found)
+                if want_query:
+                    q.extend([i] * len(found))
+        if not rows:
+            return None, q
+        return np.ascontiguousarray(np.array(rows, dtype=np.int64).T), q
+
+    def histories(self, codes, limit: int) -> dict | None:
+        """``{code: [row, ...]}`` for a few key codes (Python ints): every update of each key,
+        as tuples in the packed layout ``(code, fields..., time..., diff)`` (float fields as
+        their int64 bits), or ``None`` when that would be more than ``limit`` rows (large
+        histories are cheaper in numpy).  What is read from the spine stays cached until the
+        spine changes (a reduce reads the same keys again at the later times of one update);
+        the recent rows are a dictionary lookup anyway."""
+        cache = self._cache
+        missing = [c for c in codes if c not in cache]
+        if missing and self.batches:
+            if self._cached_rows > CACHE_ROWS:
+                cache.clear()
+                self._cached_rows = 0
+                missing = list(codes)
+            found = self._read_spine(sorted(missing), limit)
+            if found is None:
+                return None
+            cache.update(found)
+        else:
+            for c in missing:
+                cache[c] = ()
+        recent = self.recent.by_key
+        if not recent:
+            out = {c: cache[c] for c in codes}
+        else:
+            out = {c: cache[c] + tuple(recent[c]) if c in recent else cache[c] for c in codes}
+        if sum(map(len, out.values())) > limit:
+            return None
+        return out
+
+    def _read_spine(self, codes: list, limit: int) -> dict | None:
+        """The spine's rows of ``codes`` (sorted) as ``{code: tuple of rows}``, or ``None``
+        when there are more than ``limit``."""
+        query = np.array(codes, dtype=np.int64)
+        n = len(codes)
+        if codes[-1] == _INT64_MAX:  # c + 1 would wrap: two searches instead
+            bounds = [np.concatenate([b.keycode.searchsorted(query, "left"),
+                                      b.keycode.searchsorted(query, "right")]).tolist()
+                      for b in self.batches]
+        else:
+            probe = np.concatenate([query, query + 1])
+            bounds = [b.keycode.searchsorted(probe).tolist() for b in self.batches]
+        picks, total = [], 0
+        for b, ends in zip(self.batches, bounds):
+            idx = []
+            for i in range(n):
+                lo, hi = ends[i], ends[n + i]
+                if hi > lo:
+                    idx.extend(range(lo, hi))
+            if idx:
+                total += len(idx)
                 picks.append((b, idx))
-        return self._collect(picks)
+        if total > limit:
+            return None
+        found = {c: [] for c in codes}
+        for b, idx in picks:
+            for row in np.take(b.data, idx, axis=1).T.tolist():
+                found[row[0]].append(tuple(row))
+        self._cached_rows += total
+        return {c: tuple(rows) for c, rows in found.items()}
 
     def _small_lookup(self, codes: np.ndarray, want_query: bool):
-        """For a few query codes: ``(picks, query indices)``, picks being ``(batch, row
-        indices)`` per batch with matches.  One ``searchsorted`` per batch finds both ends of
-        every key's run (the run of ``c`` ends where ``c + 1`` would start); the ranges are
-        expanded in Python, which for a handful of keys costs less than numpy calls."""
+        """For a few query codes: ``(packed matrices, query indices)``, one matrix per spine
+        batch with matches and one for the recent rows.  One ``searchsorted`` per batch finds
+        both ends of every key's run (the run of ``c`` ends where ``c + 1`` would start); the
+        ranges are expanded in Python, which for a handful of keys costs less than numpy
+        calls."""
         n = len(codes)
         if n and int(codes.max()) == _INT64_MAX:  # c + 1 would wrap: two searches instead
             bounds = [np.concatenate([b.keycode.searchsorted(codes, "left"),
@@ -266,7 +478,7 @@ class Trace:
         else:
             probe = np.concatenate([codes, codes + 1])
             bounds = [b.keycode.searchsorted(probe) for b in self.batches]
-        picks, queries = [], []
+        parts, queries = [], []
         for b, bound in zip(self.batches, bounds):
             ends = bound.tolist()
             idx, q = [], []
@@ -277,9 +489,21 @@ class Trace:
                     if want_query:
                         q.extend([i] * (hi - lo))
             if idx:
-                picks.append((b, np.array(idx, dtype=np.intp)))
+                parts.append(np.take(b.data, idx, axis=1))
                 queries.append(q)
-        return picks, queries
+        if self.recent.by_key:
+            data, q = self._recent_part(codes, want_query)
+            if data is not None:
+                parts.append(data)
+                queries.append(q)
+        return parts, queries
+
+    def _packed(self, parts) -> Rows:
+        """Rows from packed matrices of this trace's layout."""
+        if not parts:
+            return Rows.concat([], len(self.kinds or ()), self.depth)
+        data = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
+        return Rows.from_packed(data, self.floats)
 
     def _collect(self, picks) -> Rows:
         """Rows at the given indices of the given batches, copied once into one packed matrix
@@ -313,12 +537,12 @@ class Trace:
         (the runaway-epoch budget raises there, before memory is spent).
         """
         if len(codes) <= SMALL_QUERY and config.fast_paths:
-            picks, queries = self._small_lookup(codes, True)
+            parts, queries = self._small_lookup(codes, True)
             return np.array([i for q in queries for i in q], dtype=np.int64), \
-                self._collect(picks)
+                self._packed(parts)
         qparts, parts = [], []
         total = 0
-        for b in self.batches:
+        for b in self._spine(len(codes)):
             lo = b.keycode.searchsorted(codes, "left")
             hi = b.keycode.searchsorted(codes, "right")
             counts = hi - lo
@@ -329,13 +553,30 @@ class Trace:
             if len(idx):
                 qparts.append(np.repeat(np.arange(len(codes)), counts))
                 parts.append(b.take(idx))
+        if self._recent_by_key(len(codes)):
+            data, q = self._recent_part(codes, True)
+            if data is not None:
+                if check is not None:
+                    check(total + len(q))
+                qparts.append(np.array(q, dtype=np.int64))
+                parts.append(Rows.from_packed(data, self.floats))
         rows = Rows.concat(parts, len(self.kinds or ()), self.depth)
         q = np.concatenate(qparts) if qparts else np.zeros(0, dtype=np.int64)
         return q, rows
 
     def all_rows(self) -> Rows:
-        return Rows.concat([b.take(slice(None)) for b in self.batches], len(self.kinds or ()),
+        return Rows.concat([b.take(slice(None)) for b in self._spine()], len(self.kinds or ()),
                            self.depth)
+
+    def compacted_rows(self) -> Rows:
+        """Every update as logical compaction leaves it once the last completed epoch is the
+        frontier (times before it read as it), sorted by record and time: what users read,
+        whichever batches happen to be merged yet."""
+        rows = self.all_rows()
+        frontier = (max(self.clock.epoch - 1, 0),) + (0,) * (self.depth - 1)
+        cols, times, diffs = consolidate(rows.cols, rows.diffs, advance(rows.times, frontier))
+        return Rows(key_code(cols, self.kinds, self.nkey) if len(diffs) else diffs, cols,
+                    times, diffs)
 
 
 class EnteredTrace:
@@ -358,6 +599,15 @@ class EnteredTrace:
 
     def __len__(self) -> int:
         return 0  # the state belongs to the outer trace
+
+    @property
+    def row_depth(self) -> int:
+        return self.inner.row_depth
+
+    def histories(self, codes, limit: int) -> dict | None:
+        """The outer trace's rows: their times lack this trace's ``extra`` (zero)
+        coordinates, which :attr:`row_depth` tells the reader."""
+        return self.inner.histories(codes, limit)
 
     def _extend(self, rows: Rows) -> Rows:
         times = np.zeros((len(rows), self.depth), dtype=np.int64)
