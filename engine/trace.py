@@ -141,7 +141,10 @@ SMALL_QUERY = 16
 #: Inserts of at most this many rows go to the trace's :class:`RecentRows` (no numpy) ...
 SMALL_INSERT = 64
 #: ... which become one batch of the spine once they hold this many rows.
-RECENT_CAPACITY = 512
+RECENT_CAPACITY = 128
+#: Lookups of at most this many keys read the recent rows key by key; larger ones sort them
+#: into one batch (cached until the next insert).
+RECENT_QUERY = 128
 #: :meth:`Trace.histories` keeps at most this many spine rows cached in Python.
 CACHE_ROWS = 65536
 _INT64_MAX = np.iinfo(np.int64).max
@@ -385,7 +388,7 @@ class Trace:
     def _recent_by_key(self, queries: int | None) -> bool:
         """Whether a lookup of ``queries`` keys reads the recent rows through their index
         (:meth:`_recent_part`) rather than as one sorted batch."""
-        return (queries is not None and queries <= RECENT_CAPACITY and config.fast_paths
+        return (queries is not None and queries <= RECENT_QUERY and config.fast_paths
                 and bool(self.recent.by_key))
 
     def _recent_part(self, codes: np.ndarray, want_query: bool):

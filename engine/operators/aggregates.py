@@ -1,7 +1,9 @@
 """Reduce logics: given the accumulated input of many keys at one time, the new output.
 
 Each logic has ``evaluate(accumulations, op) -> (cols, kinds, weights)`` where the output
-records start with the key columns.  Built-ins (count, sum, min, max, distinct, top-k and the
+records start with the key columns.  Most built-ins also have ``small(accumulations, nkey)``
+for the reduce's Python path: the same function on a few keys' integer records given as
+``{record tuple: weight}``, returning ``{record: weight}`` (or ``None`` to decline).  Built-ins (count, sum, min, max, distinct, top-k and the
 multiset set operations) are vectorised over all keys at once with sorts and segmented
 reductions; ``UserReduce`` and ``UserCogroup`` call a Python function per key.
 """
@@ -72,6 +74,14 @@ class Count(_PerKey):
         cols = [c[pick] for c in a.cols[:nkey]] + [totals[keep]]
         return cols, a.kinds[:nkey] + (INT,), np.ones(len(pick), dtype=np.int64)
 
+    @staticmethod
+    def small(accs, nkey):
+        totals: dict = {}
+        for rec, w in accs[0].items():
+            key = rec[:nkey]
+            totals[key] = totals.get(key, 0) + w
+        return {key + (n,): 1 for key, n in totals.items() if n}
+
 
 class Sum(_PerKey):
     """``(key, sum of value * multiplicity)`` for the single value column."""
@@ -88,6 +98,16 @@ class Sum(_PerKey):
         sums = np.add.reduceat(a.cols[nkey] * a.weights, starts)
         cols = [c[starts] for c in a.cols[:nkey]] + [sums]
         return cols, a.kinds[:nkey] + (kind,), np.ones(len(starts), dtype=np.int64)
+
+    @staticmethod
+    def small(accs, nkey):
+        sums: dict = {}
+        for rec, w in accs[0].items():
+            if len(rec) != nkey + 1:
+                return None  # the general path names the error
+            key = rec[:nkey]
+            sums[key] = sums.get(key, 0) + rec[nkey] * w
+        return {key + (total,): 1 for key, total in sums.items()}
 
 
 class Extreme(_PerKey):
@@ -121,6 +141,19 @@ class Extreme(_PerKey):
             pick = np.flatnonzero(change)
         return [c[pick] for c in cols], a.kinds, np.ones(len(pick), dtype=np.int64)
 
+    def small(self, accs, nkey):
+        best: dict = {}
+        largest = self.largest
+        for rec, w in accs[0].items():
+            if w > 0:
+                if len(rec) == nkey:
+                    return None  # the general path names the error
+                key = rec[:nkey]
+                held = best.get(key)
+                if held is None or (rec > held if largest else rec < held):
+                    best[key] = rec
+        return {rec: 1 for rec in best.values()}
+
 
 class Threshold:
     """Per whole record: new multiplicity ``fn(accumulated multiplicity)`` (vectorised)."""
@@ -147,6 +180,21 @@ class Threshold:
         w = w.astype(np.int64, copy=False)
         keep = w != 0
         return [c[keep] for c in a.cols], a.kinds, w[keep]
+
+    def small(self, accs, nkey):
+        acc = accs[0]
+        if not acc:
+            return {}
+        if self is DISTINCT:
+            return {rec: 1 for rec, w in acc.items() if w > 0}
+        records = list(acc)
+        try:
+            w = np.asarray(self.fn(np.array([acc[r] for r in records], dtype=np.int64)))
+        except Exception:
+            return None  # the general path raises the error, naming the record
+        if w.shape != (len(records),) or w.dtype.kind not in "iub":
+            return None
+        return {r: int(v) for r, v in zip(records, w.tolist()) if v}
 
 
 DISTINCT = Threshold(lambda w: (w > 0).astype(np.int64), "distinct")

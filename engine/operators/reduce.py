@@ -13,14 +13,21 @@ The work is vectorised over all keys touched at one time: histories are gathered
 traces with ``searchsorted``, filtered with ``times <= t``, consolidated by sort, and handed
 to a *logic* that computes the new output for all those keys at once (see ``aggregates``).
 Only user-supplied functions loop per key in Python.
+
+A single change touches a few keys with short histories, for which those numpy calls (about
+eighty of a microsecond or two each) cost more than the rows: then the same steps run in
+Python on the traces' cached histories (:meth:`Reduce._process_small`), for the built-in
+logics that have a ``small`` form and integer records.  Both paths are tested equal.
 """
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from .. import config
 from ..batch import Batch, SMALL_ROWS, consolidate, sort_order
-from ..columns import key_code
+from ..columns import INT, key_code
 from ..lattice import leq_rows, lub_rows
 from ..trace import Trace
 from .base import Operator
@@ -51,6 +58,12 @@ class Accumulation:
         return len(self.weights)
 
 
+#: The Python path takes at most this many keys at one time ...
+SMALL_KEYS = 16
+#: ... whose histories (input and output) hold at most this many rows in all.
+SMALL_HISTORY = 256
+
+
 class Reduce(Operator):
     kind = "reduce"
 
@@ -63,8 +76,12 @@ class Reduce(Operator):
         self.obligations: dict[tuple, list] = {}
 
     def process(self, t, inputs):
-        codes = [key_code(b.cols, b.kinds, self.nkey) for b in inputs if b is not None and len(b)]
         pending = self.obligations.pop(t, None)
+        if config.fast_paths and getattr(self.logic, "small", None) is not None:
+            keys = self._small_keys(inputs, pending)
+            if keys is not None and self._process_small(t, keys):
+                return
+        codes = [key_code(b.cols, b.kinds, self.nkey) for b in inputs if b is not None and len(b)]
         if pending:
             codes.extend(pending)
         if not codes:
@@ -91,6 +108,91 @@ class Reduce(Operator):
                 self.emit(t, delta)
         if later_keys:
             self._schedule(np.concatenate(later_keys), np.concatenate(later_times), t)
+
+    # -- the Python path for a few keys ------------------------------------------------------
+    def _small_keys(self, inputs, pending) -> list | None:
+        """The sorted key codes to evaluate, if few and every trace holds integer records."""
+        for trace in self.in_traces + [self.out_trace]:
+            if trace.kinds is not None and any(k != INT for k in trace.kinds):
+                return None
+        keys = set()
+        for b in inputs:
+            if b is not None and len(b):
+                if len(b) > SMALL_KEYS or any(k != INT for k in b.kinds):
+                    return None
+                keys.update(key_code(b.cols, b.kinds, self.nkey).tolist())
+        for codes in pending or ():
+            keys.update(codes.tolist() if isinstance(codes, np.ndarray) else codes)
+        if not keys or len(keys) > SMALL_KEYS:
+            return None
+        return sorted(keys)
+
+    def _process_small(self, t, keys) -> bool:
+        """:meth:`process` for a few keys in Python; ``False`` (nothing done) when their
+        histories are too long or the logic declines, and the general path runs."""
+        later: set = set()
+        accs = []
+        for trace in self.in_traces:
+            if trace.kinds is None:
+                accs.append({})
+                continue
+            found = trace.histories(keys, SMALL_HISTORY)
+            if found is None:
+                return False
+            accs.append(_accumulate_small(found, len(trace.kinds), trace.row_depth, t, later))
+        old = {}
+        if self.out_trace.kinds is not None:
+            found = self.out_trace.histories(keys, SMALL_HISTORY)
+            if found is None:
+                return False
+            old = _accumulate_small(found, len(self.out_trace.kinds), self.depth, t, later)
+        new = self.logic.small(accs, self.nkey)
+        if new is None:
+            return False
+        delta = new
+        for rec, w in old.items():
+            v = delta.get(rec, 0) - w
+            if v:
+                delta[rec] = v
+            elif rec in delta:
+                del delta[rec]
+        if delta:
+            records = sorted(delta)
+            diffs = [delta[r] for r in records]
+            arity = len(records[0])
+            kinds = (INT,) * arity
+            batch = Batch(np.array(list(zip(*records)), dtype=np.int64).reshape(arity, -1),
+                          kinds, np.array(diffs, dtype=np.int64), consolidated=True)
+            if self.nkey == 1 or arity == 1:  # the key code is the first field
+                self.out_trace.check_kinds(kinds, self.out_trace.name)
+                self.out_trace.kinds = kinds
+                self.out_trace.insert_rows([(r[0],) + r + t + (d,)
+                                            for r, d in zip(records, diffs)])
+            else:
+                self.out_trace.insert(t, batch)
+            self.emit(t, batch)
+        if later:
+            self._schedule_small(later, t)
+        return True
+
+    def _schedule_small(self, later, t):
+        """:meth:`_schedule` for a few ``(key code, time)`` pairs in Python (a row's time may
+        lack trailing zero coordinates: its lub with ``t`` takes ``t``'s)."""
+        groups: dict = {}
+        for code, time in later:
+            u = tuple(a if a >= b else b for a, b in zip(time, t)) + t[len(time):]
+            found = groups.get(u)
+            if found is None:
+                groups[u] = {code}
+            else:
+                found.add(code)
+        for u in sorted(groups):
+            self.obligations.setdefault(u, []).append(sorted(groups[u]))
+            self.scope.schedule(u, self.index)
+
+    @property
+    def depth(self) -> int:
+        return self.scope.depth
 
     def _accumulate(self, trace, codes, t, later_keys, later_times):
         if trace.kinds is None:
@@ -146,3 +248,50 @@ class Reduce(Operator):
 
     def traces(self):
         return [self.out_trace]
+
+
+def _accumulate_small(histories: dict, arity: int, depth: int, t: tuple, later: set) -> dict:
+    """``{record: weight}`` (nonzero) of the rows at times ``<= t`` of a few keys'
+    histories (packed rows, see :meth:`Trace.histories`); the rows at other times add
+    ``(key code, time)`` to ``later``.  ``depth`` is the rows' number of time coordinates (an
+    outer trace read inside a loop has fewer; the missing ones are zeros)."""
+    acc: dict = {}
+    end = 1 + arity
+    if depth == 1:
+        t0 = t[0]
+        for code, rows in histories.items():
+            for row in rows:
+                if row[end] <= t0:
+                    rec = row[1:end]
+                    acc[rec] = acc.get(rec, 0) + row[-1]
+                else:
+                    later.add((code, row[end:end + 1]))
+    elif depth == 2:
+        t0, t1 = t[0], t[1]
+        for code, rows in histories.items():
+            for row in rows:
+                if row[end] <= t0 and row[end + 1] <= t1:
+                    rec = row[1:end]
+                    acc[rec] = acc.get(rec, 0) + row[-1]
+                else:
+                    later.add((code, row[end:end + 2]))
+    elif depth == 3:
+        t0, t1, t2 = t[0], t[1], t[2]
+        for code, rows in histories.items():
+            for row in rows:
+                if row[end] <= t0 and row[end + 1] <= t1 and row[end + 2] <= t2:
+                    rec = row[1:end]
+                    acc[rec] = acc.get(rec, 0) + row[-1]
+                else:
+                    later.add((code, row[end:end + 3]))
+    else:
+        stop = end + depth
+        for code, rows in histories.items():
+            for row in rows:
+                time = row[end:stop]
+                if all(map(operator.le, time, t)):
+                    rec = row[1:end]
+                    acc[rec] = acc.get(rec, 0) + row[-1]
+                else:
+                    later.add((code, time))
+    return {rec: w for rec, w in acc.items() if w}

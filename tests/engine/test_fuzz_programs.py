@@ -71,6 +71,20 @@ def test_random_programs_agree_with_from_scratch_evaluation(program, epochs):
     run_program(program, epochs, os.environ.get("DDLAB_FUZZ_LOG"))
 
 
+@settings(max_examples=max(QUICK // 3, 1), **_SETTINGS)
+@given(program=programs(max_loop_depth=2, size=7), epochs=EPOCHS)
+def test_random_programs_agree_when_recent_rows_spill_often(program, epochs):
+    """The same, with traces turning their recent small inserts into spine batches every
+    three rows (instead of 128), so spills, merges and compaction happen inside loops."""
+    from ddlab.engine import trace as trace_module
+
+    old, trace_module.RECENT_CAPACITY = trace_module.RECENT_CAPACITY, 3
+    try:
+        run_program(program, epochs)
+    finally:
+        trace_module.RECENT_CAPACITY = old
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("DDLAB_FUZZ_LONG"),
                     reason="the long fuzzing profile runs with DDLAB_FUZZ_LONG=1")
@@ -90,6 +104,7 @@ def test_the_fuzzer_catches_a_wrong_engine(monkeypatch, plant):
 
     if plant == "forget_interesting_times":
         monkeypatch.setattr(Reduce, "_schedule", lambda self, keys, times, t: None)
+        monkeypatch.setattr(Reduce, "_schedule_small", lambda self, later, t: None)
     else:
         original = aggregates.Count.evaluate
 
@@ -98,6 +113,11 @@ def test_the_fuzzer_catches_a_wrong_engine(monkeypatch, plant):
             keep = cols[-1] > 0
             return [c[keep] for c in cols], kinds, weights[keep]
         monkeypatch.setattr(aggregates.Count, "evaluate", evaluate)
+        original_small = aggregates.Count.small
+
+        def small(accs, nkey):
+            return {rec: w for rec, w in original_small(accs, nkey).items() if rec[-1] > 0}
+        monkeypatch.setattr(aggregates.Count, "small", staticmethod(small))
 
     @settings(max_examples=1000, database=None, **{**_SETTINGS, "derandomize": True})
     @given(program=programs(max_loop_depth=2, size=7), epochs=EPOCHS)

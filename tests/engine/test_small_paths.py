@@ -173,3 +173,102 @@ def test_large_gathers_equal_the_oracle():
     got = sorted(zip(rows.cols[0].tolist(), rows.cols[1].tolist(), map(tuple, rows.times.tolist())))
     keep = set(codes.tolist())
     assert got == sorted(r for r in inserted if r[0] in keep)
+
+
+# -- recent rows (trace) and the reduce's Python path ------------------------------------------
+
+class _EpochClock:
+    def __init__(self):
+        self.epoch = 0
+
+
+@given(inserts=st.lists(st.tuples(st.integers(0, 3),  # epoch advance before the insert
+                                  st.lists(st.tuples(st.integers(0, 12), st.integers(0, 3),
+                                                     st.sampled_from([-2, -1, 1, 2])),
+                                           min_size=1, max_size=9)),
+                        min_size=1, max_size=12),
+       queries=st.lists(st.integers(-1, 13), max_size=20),
+       capacity=st.sampled_from([2, 5, 1000]))
+def test_recent_rows_read_like_the_spine(inserts, queries, capacity):
+    """Small inserts wait in the recent rows (spilled into the spine at ``capacity`` rows);
+    every way of reading the trace sees the same updates as a trace built without them."""
+    from ddlab.engine import trace as trace_module
+
+    old_capacity = trace_module.RECENT_CAPACITY
+    trace_module.RECENT_CAPACITY = capacity
+    try:
+        traces = {}
+        for enabled in (True, False):
+            with use_fast_paths(enabled):
+                clock = _EpochClock()
+                tr = Trace(1, 2, clock, "t")
+                for i, (advance, rows) in enumerate(inserts):
+                    clock.epoch += advance
+                    a = np.array(rows, dtype=np.int64)
+                    tr.insert((clock.epoch, i), Batch([a[:, 0], a[:, 1]], ("i", "i"), a[:, 2]))
+                traces[enabled] = tr
+    finally:
+        trace_module.RECENT_CAPACITY = old_capacity
+    fast, general = traces[True], traces[False]
+    codes = np.unique(np.array(queries, dtype=np.int64))
+    repeated = np.array(queries, dtype=np.int64)
+
+    def live(rows):  # the multiset of (key, value) as of every time: compaction-invariant
+        acc = Counter()
+        for k, v, d in zip(rows.keycode.tolist(), rows.cols[1].tolist(), rows.diffs.tolist()):
+            acc[(k, v)] += d
+        return {r: m for r, m in acc.items() if m}
+
+    with use_fast_paths(True):
+        fast_g, (fq, fr) = fast.gather(codes), fast.gather_matches(repeated)
+        found = fast.histories(codes.tolist(), 10_000)
+    with use_fast_paths(False):
+        gen_g, (gq, gr) = general.gather(codes), general.gather_matches(repeated)
+    assert live(fast_g) == live(gen_g)
+    assert _query_multiset(fq, fr) == _query_multiset(gq, gr)
+    hist = Counter()
+    for c, rows in found.items():
+        for row in rows:
+            assert row[0] == c
+            hist[(row[1], row[2])] += row[-1]
+    assert {r: m for r, m in hist.items() if m} == live(gen_g)
+    assert live(fast.compacted_rows()) == live(general.compacted_rows())
+
+
+def _query_multiset(q, rows):
+    acc = Counter()
+    for i, v, d in zip(q.tolist(), rows.cols[1].tolist(), rows.diffs.tolist()):
+        acc[(i, v)] += d
+    return {r: m for r, m in acc.items() if m}
+
+
+def test_a_one_edge_update_takes_the_python_reduce_path(monkeypatch):
+    """The equality tests above and the fuzzer only test the Python path if it runs: on a
+    one-edge change of a connected-components program most reduce runs take it."""
+    from ddlab.engine.operators.reduce import Reduce
+
+    taken = Counter()
+    original = Reduce._process_small
+
+    def spy(self, t, keys):
+        done = original(self, t, keys)
+        taken[done] += 1
+        return done
+    monkeypatch.setattr(Reduce, "_process_small", spy)
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    view = algorithms.connected_components(edges).view()
+    present = {(i, i + 1) for i in range(0, 60, 2)} | {(i, i + 3) for i in range(0, 60, 5)}
+    edges.insert(sorted(present))
+    flow.step()
+    taken.clear()
+    for change in [(1, 2), (7, 40), (0, 1)]:
+        if change in present:
+            edges.remove([change])
+            present.discard(change)
+        else:
+            edges.insert([change])
+            present.add(change)
+        flow.step()
+        assert view.to_dict() == cc_oracle(present)
+    assert taken[True] > 3 * taken[False]
