@@ -302,12 +302,6 @@ class Trace:
             self.recent = RecentRows()
             self._maintain()
 
-    def _spine(self) -> list:
-        """The batches to search: the spine, plus the recent rows as one batch."""
-        if not len(self.recent):
-            return self.batches
-        return self.batches + [self.recent.batch(self.floats, self.recent.since)]
-
     def _maintain(self) -> None:
         self._forget()
         b = self.batches

@@ -178,17 +178,28 @@ class Reduce(Operator):
     def _schedule_small(self, later, t):
         """:meth:`_schedule` for a few ``(key code, time)`` pairs in Python (a row's time may
         lack trailing zero coordinates: its lub with ``t`` takes ``t``'s)."""
-        groups: dict = {}
+        by_time: dict = {}
         for code, time in later:
-            u = tuple(a if a >= b else b for a, b in zip(time, t)) + t[len(time):]
+            found = by_time.get(time)
+            if found is None:
+                by_time[time] = [code]
+            else:
+                found.append(code)
+        groups: dict = {}
+        n = len(t)
+        for time, codes in by_time.items():
+            u = tuple(a if a >= b else b for a, b in zip(time, t))
+            if len(u) < n:
+                u += t[len(u):]
             found = groups.get(u)
             if found is None:
-                groups[u] = {code}
+                groups[u] = set(codes)
             else:
-                found.add(code)
-        for u in sorted(groups):
-            self.obligations.setdefault(u, []).append(sorted(groups[u]))
-            self.scope.schedule(u, self.index)
+                found.update(codes)
+        obligations, schedule, index = self.obligations, self.scope.schedule, self.index
+        for u, codes in groups.items():
+            obligations.setdefault(u, []).append(sorted(codes))
+            schedule(u, index)
 
     @property
     def depth(self) -> int:
