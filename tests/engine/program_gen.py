@@ -14,6 +14,8 @@ cycles, and multiplicities never overflow.
 """
 from __future__ import annotations
 
+import time
+
 from collections import Counter
 from dataclasses import dataclass
 
@@ -228,6 +230,18 @@ def build(node: Node, inputs: dict, env: dict | None = None):
 
 
 # -- the from-scratch side --------------------------------------------------------------------
+#: When set (``time.monotonic()`` value), a from-scratch evaluation still running then gives
+#: up as a slow fixed point: a few random programs grow joins whose pure-Python evaluation
+#: would take minutes, and the fuzzer's time is better spent on other programs.
+ORACLE_DEADLINE: list = [None]
+
+
+def _check_deadline() -> None:
+    deadline = ORACLE_DEADLINE[0]
+    if deadline is not None and time.monotonic() > deadline:
+        raise Diverges(cycle=False)
+
+
 class Diverges(Exception):
     """The from-scratch evaluation found no fixed point (``cycle`` tells whether it repeats)."""
 
@@ -253,6 +267,7 @@ def evaluate(node: Node, data: dict, env: dict | None = None, bound: int = 40,
     op, a, p = node.op, node.args, node.param
 
     def ev(n, e=env):
+        _check_deadline()
         return evaluate(n, data, e, bound, iterations)
 
     if op == "input":
@@ -340,6 +355,7 @@ def evaluate(node: Node, data: dict, env: dict | None = None, bound: int = 40,
 def _fixed_point(body, x, bound, iterations):
     seen = [x]
     for i in range(1, bound + 1):
+        _check_deadline()
         nxt = body(x)
         if nxt == x:
             if iterations is not None:

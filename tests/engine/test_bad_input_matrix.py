@@ -11,7 +11,6 @@ rows compare with a scenario that stepped the same epoch successfully.
 """
 from __future__ import annotations
 
-import os
 import signal
 from dataclasses import dataclass, field
 
@@ -176,7 +175,7 @@ def _interrupt(scn):
 
     def insert(self, t, batch):
         Trace.insert = original
-        os.kill(os.getpid(), signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
         return original(self, t, batch)
     Trace.insert = insert
     try:

@@ -18,12 +18,17 @@ from hypothesis import HealthCheck, given, settings
 import ddlab
 from ddlab import NonConvergenceError
 
+import time
+
+from . import program_gen
 from .program_gen import EPOCHS, Diverges, build, count_nodes, evaluate, loop_depth, programs
 
 QUICK = int(os.environ.get("DDLAB_FUZZ_EXAMPLES", "300"))
 LONG = int(os.environ.get("DDLAB_FUZZ_LONG_EXAMPLES", "20000"))
 #: the from-scratch evaluation's fixed-point bound; the engine gets far more room
 ORACLE_BOUND, ENGINE_BOUND = 40, 120
+#: seconds one from-scratch evaluation may take before the program counts as slow (skipped)
+ORACLE_SECONDS = float(os.environ.get("DDLAB_FUZZ_ORACLE_SECONDS", "5"))
 
 
 def run_program(program, epochs, log=None) -> str:
@@ -43,6 +48,7 @@ def run_program(program, epochs, log=None) -> str:
                     for rec, d in ups:
                         data[name][rec] += d
         acc = {k: {r: m for r, m in c.items() if m} for k, c in data.items()}
+        program_gen.ORACLE_DEADLINE[0] = time.monotonic() + ORACLE_SECONDS
         try:
             expected = evaluate(program, acc, bound=ORACLE_BOUND)
         except Diverges as div:
@@ -53,6 +59,8 @@ def run_program(program, epochs, log=None) -> str:
             else:
                 outcome = "skipped (slow fixed point)"
             break
+        finally:
+            program_gen.ORACLE_DEADLINE[0] = None
         flow.step()
         got = view.to_dict()
         assert got == expected, f"epoch {e}: engine {got} != from scratch {expected}"

@@ -8,7 +8,6 @@ flow again and again; a real SIGINT is also sent from inside a user function and
 epoch commits."""
 from __future__ import annotations
 
-import os
 import signal
 
 import pytest
@@ -138,7 +137,7 @@ def test_a_real_sigint_inside_a_user_function_rolls_back():
     def slow(r):
         calls.append(r)
         if len(calls) == 3:
-            os.kill(os.getpid(), signal.SIGINT)  # what Jupyter's stop button sends
+            signal.raise_signal(signal.SIGINT)  # what Jupyter's stop button sends (to this thread)
         return r * 2
 
     doubled = x.map(slow).view()
@@ -165,7 +164,7 @@ def test_sigint_while_the_epoch_commits_waits_for_the_commit(monkeypatch):
     def commit_then_sigint(self, epoch):
         original(self, epoch)
         if self is first._sink:
-            os.kill(os.getpid(), signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)
 
     handler = signal.getsignal(signal.SIGINT)
     monkeypatch.setattr(ViewSink, "commit", commit_then_sigint)

@@ -242,19 +242,24 @@ def _query_multiset(q, rows):
     return {r: m for r, m in acc.items() if m}
 
 
-def test_a_one_edge_update_takes_the_python_reduce_path(monkeypatch):
-    """The equality tests above and the fuzzer only test the Python path if it runs: on a
-    one-edge change of a connected-components program most reduce runs take it."""
+def test_a_one_edge_update_takes_the_python_paths(monkeypatch):
+    """The equality tests above and the fuzzer only test the Python paths if they run: on a
+    one-edge change of a connected-components program most reduce and join runs take them."""
+    from ddlab.engine.operators.join import Join
     from ddlab.engine.operators.reduce import Reduce
 
     taken = Counter()
-    original = Reduce._process_small
 
-    def spy(self, t, keys):
-        done = original(self, t, keys)
-        taken[done] += 1
-        return done
-    monkeypatch.setattr(Reduce, "_process_small", spy)
+    def spy_on(cls, kind):
+        original = cls._process_small
+
+        def spy(self, *args):
+            done = original(self, *args)
+            taken[kind, done] += 1
+            return done
+        monkeypatch.setattr(cls, "_process_small", spy)
+    spy_on(Reduce, "reduce")
+    spy_on(Join, "join")
     flow = ddlab.Dataflow()
     edges = flow.input("edges", columns=["src", "dst"])
     view = algorithms.connected_components(edges).view()
@@ -271,4 +276,5 @@ def test_a_one_edge_update_takes_the_python_reduce_path(monkeypatch):
             present.add(change)
         flow.step()
         assert view.to_dict() == cc_oracle(present)
-    assert taken[True] > 3 * taken[False]
+    assert taken["reduce", True] > 3 * taken["reduce", False]
+    assert taken["join", True] > 3 * taken["join", False]
