@@ -27,8 +27,10 @@ from .linear import call_user
 
 #: The Python path joins at most this many changed records per side ...
 SMALL_DELTA = 16
-#: ... against at most this many rows of the other side's history.
+#: ... against at most this many rows of the other side's history, making at most this many
+#: output rows (beyond that, numpy's per-row cost is lower than Python's).
 SMALL_MATCHES = 256
+SMALL_PAIRS = 48
 
 
 class Join(Operator):
@@ -77,10 +79,14 @@ class Join(Operator):
                 return False
         nkey = self.nkey
         matched = []
+        pairs = 0
         for d, trace, is_left in deltas:
             codes = key_code(d.cols, d.kinds, nkey).tolist()
             found = trace.histories(sorted(set(codes)), SMALL_MATCHES)
             if found is None:
+                return False
+            pairs += sum(len(found[c]) for c in codes)
+            if pairs > SMALL_PAIRS:
                 return False
             rows = list(zip(*[c.tolist() for c in d.cols]))
             matched.append((codes, rows, d.diffs.tolist(), found, len(trace.kinds),
