@@ -6,8 +6,10 @@ sample's time goes to the innermost engine function on its stack that belongs to
 (numpy calls count for the engine code that made them):
 
 - ``scheduling``: the scope's heap, operator queues, ``run_at``/``emit`` bookkeeping, stats;
-- ``consolidation``: sorting and summing updates (``consolidate``, concatenating batches);
-- ``trace lookups``: finding a key's history in a trace (``gather``, ``gather_matches``);
+- ``consolidation``: sorting and summing updates (``consolidate``, concatenating batches; the
+  reduce's Python path summing a few keys' histories);
+- ``trace lookups``: finding a key's history in a trace (``gather``, ``gather_matches``,
+  ``histories``);
 - ``trace maintenance``: inserting batches into traces and merging them;
 - ``operator logic``: the operators' own vectorised work (join matching, reduce bookkeeping
   and logics, linear operators, loop plumbing);
@@ -34,12 +36,15 @@ _LAYERS = {
                  "_collect": "trace lookups", "expand_ranges": "trace lookups",
                  "take": "trace lookups", "concat": "trace lookups", "_extend": "trace lookups",
                  "_lookup": "trace lookups", "_small_lookup": "trace lookups",
+                 "histories": "trace lookups", "_read_spine": "trace lookups",
+                 "_recent_part": "trace lookups", "_packed": "trace lookups",
                  "insert": "trace maintenance", "_maintain": "trace maintenance",
                  "_merge": "trace maintenance", "compact": "trace maintenance",
                  "*": "trace maintenance"},
     "io.py": {"*": "sinks"},
     "view.py": {"*": "sinks"},
     "statistics.py": {"*": "scheduling"},
+    "reduce.py": {"_accumulate_small": "consolidation"},
 }
 LAYERS = ("scheduling", "consolidation", "trace lookups", "trace maintenance",
           "operator logic", "user code", "sinks", "other")
