@@ -131,6 +131,10 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
         return tuple(c[keep] for c in cols), times[keep], diffs[keep]
     if n <= SMALL_ROWS and config.fast_paths and all(c.dtype.kind == "i" for c in cols):
         return _consolidate_small(cols, diffs, times)
+    if n >= PACKED_ROWS and config.fast_paths:
+        out = _consolidate_packed(cols, diffs, times)
+        if out is not None:
+            return out
     keys = list(cols)
     if times is not None:
         keys.extend(times.T)
@@ -153,6 +157,82 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
     if times is None:
         return out_cols, sums[keep]
     return out_cols, times.take(pick, axis=0), sums[keep]
+
+
+#: From this many rows on, consolidation first tries :func:`_consolidate_packed`.
+PACKED_ROWS = 1024
+
+
+def _consolidate_packed(cols, diffs, times):
+    """:func:`consolidate` for int64 rows whose fields and diff fit together in 63 bits (the
+    usual case: node ids, labels, small iteration coordinates, diffs of +-1): each row and its
+    diff packed into one int64 (ranges shifted to their minimum), sorted as values (a
+    vectorised sort of values is several times faster than a stable sort of indices, and no
+    column is gathered through a permutation), then equal records summed and the record
+    columns unpacked from the sorted values.  Same rows, same order as the general path;
+    ``None`` when the rows do not fit (the caller takes the general path)."""
+    keys = list(cols)
+    if times is not None:
+        keys.extend(times.T)
+    if diffs.dtype != np.int64 or any(k.dtype != np.int64 for k in keys):
+        return None
+    n = len(diffs)
+    dlo = int(diffs.min())
+    dbits = (int(diffs.max()) - dlo).bit_length()
+    ranges, total = [], dbits
+    for k in keys:
+        lo = int(k.min())
+        bits = (int(k.max()) - lo).bit_length()
+        total += bits
+        if total > 63:
+            return None
+        ranges.append((lo, bits))
+    packed = np.zeros(n, dtype=np.int64)
+    tmp = np.empty(n, dtype=np.int64)
+    for k, (lo, bits) in zip(keys + [diffs], ranges + [(dlo, dbits)]):
+        if bits:
+            packed <<= bits
+            np.subtract(k, lo, out=tmp)
+            packed |= tmp
+    del tmp
+    packed.sort()
+    group = packed >> dbits if dbits else packed
+    change = np.empty(n, dtype=bool)
+    change[0] = True
+    np.not_equal(group[1:], group[:-1], out=change[1:])
+    starts = np.flatnonzero(change)
+    del change
+    group = group.take(starts)
+    counts = np.diff(np.append(starts, n))
+    if dbits:
+        np.bitwise_and(packed, (1 << dbits) - 1, out=packed)
+        sums = np.add.reduceat(packed, starts)
+        if dlo:
+            sums += dlo * counts
+    else:
+        sums = counts * dlo
+    del packed
+    keep = sums != 0
+    if not keep.all():
+        group, sums = group[keep], sums[keep]
+    fields = []
+    for lo, bits in reversed(ranges):
+        if bits:
+            field = group & ((1 << bits) - 1)
+            group >>= bits
+        else:
+            field = np.zeros(len(group), dtype=np.int64)
+        if lo:
+            field += lo
+        fields.append(field)
+    fields.reverse()
+    out_cols = tuple(fields[:len(cols)])
+    if times is None:
+        return out_cols, sums
+    out_times = np.empty((len(sums), times.shape[1]), dtype=np.int64)
+    for j, field in enumerate(fields[len(cols):]):
+        out_times[:, j] = field
+    return out_cols, out_times, sums
 
 
 #: Below this many rows, consolidation sums diffs in a Python dict: a handful of numpy calls
