@@ -26,12 +26,20 @@ def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
     coordinates, diff; each field a contiguous row.  Gathering rows is then one ``take`` and
     concatenating one call, whatever the record's arity (small lookups are dominated by the
     number of numpy calls, not by the bytes moved).  ``order`` permutes the rows on the way
-    in (one copy, field by field, instead of a copy and then a permuted copy)."""
+    in (one copy, field by field, instead of a copy and then a permuted copy).
+
+    When the key code *is* the first column (one non-float key column: :func:`key_code`
+    returns the column itself) it is stored once: the layout's first flag is then ``None``
+    instead of ``False`` (a sixth less state, merging and gathering for a two-field record
+    in a loop).  The returned layout tuple says which; :func:`_unpack` reads it."""
     floats = tuple(c.dtype.kind == "f" for c in cols)
+    if len(cols) and keycode is cols[0] and not floats[0]:
+        floats = (None,) + floats[1:]
+        keycode = None
     n, depth = len(diffs), times.shape[1]
-    data = np.empty((2 + len(cols) + depth, n), dtype=np.int64)
-    fields = [keycode] + [c.view(np.int64) if f else c for c, f in zip(cols, floats)] + \
-        list(times.T) + [diffs]
+    data = np.empty((len(cols) + depth + (1 if keycode is None else 2), n), dtype=np.int64)
+    fields = ([] if keycode is None else [keycode]) + \
+        [c.view(np.int64) if f else c for c, f in zip(cols, floats)] + list(times.T) + [diffs]
     for j, field in enumerate(fields):
         if order is None:
             data[j] = field
@@ -43,8 +51,10 @@ def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
 def _unpack(data: np.ndarray, floats: tuple):
     """Views ``(keycode, cols, times, diffs)`` of a packed matrix (no copies)."""
     arity = len(floats)
-    cols = [data[1 + j].view(np.float64) if floats[j] else data[1 + j] for j in range(arity)]
-    return data[0], cols, data[1 + arity:-1].T, data[-1]
+    first = 0 if arity and floats[0] is None else 1  # key code stored as the first column
+    cols = [data[first + j].view(np.float64) if floats[j] else data[first + j]
+            for j in range(arity)]
+    return data[0], cols, data[first + arity:-1].T, data[-1]
 
 
 class TraceBatch:
@@ -228,10 +238,9 @@ class Trace:
         if not len(diffs):
             return None
         code = key_code(cols, self.kinds, self.nkey)
-        if is_sorted(code):
-            return TraceBatch(code, cols, times, diffs, epoch)
-        order = np.argsort(code, kind="stable")
-        return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order], epoch)
+        order = None if is_sorted(code) else np.argsort(code, kind="stable")
+        data, floats = _pack(code, cols, times, diffs, order)
+        return TraceBatch.from_packed(data, floats, epoch)
 
     def compact(self) -> None:
         """Merge every batch into one, compacted to the current frontier."""
