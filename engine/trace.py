@@ -18,7 +18,7 @@ from . import config
 from .batch import Batch, consolidate
 from .columns import key_code, KIND_NAMES
 from .errors import SchemaError
-from .lattice import advance
+from .lattice import advance, leq, leq_rows
 
 
 def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
@@ -65,7 +65,7 @@ class TraceBatch:
     ``since`` equal to the current epoch needs no compaction, and two such batches cannot hold
     cancelling updates (a trace receives one batch per time), so they merge by key alone."""
 
-    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats")
+    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats", "upper")
 
     def __init__(self, keycode, cols, times, diffs, since, packed=None):
         self.data, self.floats = packed if packed is not None else _pack(keycode, cols, times,
@@ -73,6 +73,7 @@ class TraceBatch:
         self.keycode, cols, self.times, self.diffs = _unpack(self.data, self.floats)
         self.cols = tuple(cols)
         self.since = since
+        self.upper = None  # the lub of its times, computed when a large lookup first asks
 
     @classmethod
     def from_packed(cls, data, floats, since) -> "TraceBatch":
@@ -313,6 +314,49 @@ class Trace:
                 np.take(b.data[j], idx, out=data[j, pos:end], mode="clip")
             pos = end
         return Rows.from_packed(data, first.floats)
+
+    def gather_until(self, codes: np.ndarray, t: tuple):
+        """For a reduce over many keys: ``(cols, diffs, later_codes, later_times)``, the
+        columns and diffs of the updates whose key code is in ``codes`` (sorted, unique) and
+        whose time is ``<= t``, and the key codes and times of the others (lists of arrays).
+
+        Only the fields a reduce reads are gathered (not the times, not a separate key code),
+        straight into one array per field; a batch whose times' lub is ``<= t`` (the usual
+        case: a trace holds no time beyond the one being processed) is not filtered."""
+        picks, later_codes, later_times = [], [], []
+        for b in self.batches:
+            lo = b.keycode.searchsorted(codes, "left")
+            hi = b.keycode.searchsorted(codes, "right")
+            idx = expand_ranges(lo, hi - lo)
+            if not len(idx):
+                continue
+            if b.upper is None:
+                b.upper = tuple(int(c.max()) for c in b.times.T)
+            if not leq(b.upper, t):
+                times = np.take(b.times, idx, axis=0)
+                now = leq_rows(times, t)
+                if not now.all():
+                    later_codes.append(b.keycode.take(idx[~now]))
+                    later_times.append(times[~now])
+                    idx = idx[now]
+            if len(idx):
+                picks.append((b, idx))
+        arity = len(self.kinds)
+        total = sum(len(idx) for _, idx in picks)
+        if picks:
+            dtypes = [c.dtype for c in picks[0][0].cols]
+        else:
+            dtypes = [np.float64 if k == "f" else np.int64 for k in self.kinds]
+        cols = [np.empty(total, dtype=d) for d in dtypes]
+        diffs = np.empty(total, dtype=np.int64)
+        pos = 0
+        for b, idx in picks:
+            end = pos + len(idx)
+            for j in range(arity):
+                np.take(b.cols[j], idx, out=cols[j][pos:end], mode="clip")
+            np.take(b.diffs, idx, out=diffs[pos:end], mode="clip")
+            pos = end
+        return cols, diffs, later_codes, later_times
 
     def gather_matches(self, codes: np.ndarray, check=None):
         """For each query code (any order, repeats allowed): the matching updates.

@@ -14,6 +14,7 @@ from ddlab import algorithms
 from ddlab.engine import batch as batch_mod
 from ddlab.engine.batch import consolidate
 from ddlab.engine.config import use_fast_paths
+from ddlab.engine.operators import reduce as reduce_mod
 
 from .test_algorithms import EPOCHS, _epochs, cc_oracle, scc_oracle
 from .test_operators import EPOCHS as RECORD_EPOCHS, UNARY, _accumulate
@@ -33,7 +34,7 @@ def large_paths(rows=None):
 
 
 #: (module, name) of every large path's row threshold
-LARGE_BOUNDS = [(batch_mod, "PACKED_ROWS")]
+LARGE_BOUNDS = [(batch_mod, "PACKED_ROWS"), (reduce_mod, "LARGE_KEYS")]
 
 SPANS = st.sampled_from([1, 2, 3, 100, 1 << 20, 1 << 40, 1 << 62])
 
