@@ -140,6 +140,8 @@ class Rows:
                     np.concatenate([p.diffs for p in parts]))
 
 
+#: Merges of at least this many rows take the large path (:meth:`Trace._merge`).
+LARGE_MERGE_ROWS = 4096
 #: Lookups of at most this many keys take the small path (:meth:`Trace._small_lookup`).
 SMALL_QUERY = 16
 _INT64_MAX = np.iinfo(np.int64).max
@@ -220,16 +222,23 @@ class Trace:
                 and all(p.floats == parts[0].floats for p in parts)):
             # nothing to compact and nothing that can cancel: merge the sorted runs by key
             total = sum(len(p) for p in parts)
-            if total < 4096:
+            if total < LARGE_MERGE_ROWS:
                 data = np.concatenate([p.data for p in parts], axis=1)
                 order = np.argsort(data[0], kind="stable")
                 return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)
-            # large: field by field, so only one field is ever held twice
+            # large: every part's rows go straight to their merged positions, field by field
+            # (the inverse of the stable order; no concatenated copy of any field)
             order = np.argsort(np.concatenate([p.keycode for p in parts]), kind="stable")
+            position = np.empty(total, dtype=np.intp)
+            position[order] = np.arange(total)
+            del order
             data = np.empty((len(parts[0].data), total), dtype=np.int64)
-            for j in range(len(data)):
-                np.take(np.concatenate([p.data[j] for p in parts]), order, out=data[j],
-                        mode="clip")
+            start = 0
+            for p in parts:
+                where = position[start:start + len(p)]
+                for j in range(len(data)):
+                    data[j][where] = p.data[j]
+                start += len(p)
             return TraceBatch.from_packed(data, parts[0].floats, epoch)
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])

@@ -14,6 +14,8 @@ from ddlab import algorithms
 from ddlab.engine import batch as batch_mod
 from ddlab.engine.batch import consolidate
 from ddlab.engine.config import use_fast_paths
+from ddlab.engine import trace as trace_mod
+from ddlab.engine.batch import Batch
 from ddlab.engine.operators import reduce as reduce_mod
 
 from .test_algorithms import EPOCHS, _epochs, cc_oracle, scc_oracle
@@ -34,7 +36,8 @@ def large_paths(rows=None):
 
 
 #: (module, name) of every large path's row threshold
-LARGE_BOUNDS = [(batch_mod, "PACKED_ROWS"), (reduce_mod, "LARGE_KEYS")]
+LARGE_BOUNDS = [(batch_mod, "PACKED_ROWS"), (reduce_mod, "LARGE_KEYS"),
+                (trace_mod, "LARGE_MERGE_ROWS")]
 
 SPANS = st.sampled_from([1, 2, 3, 100, 1 << 20, 1 << 40, 1 << 62])
 
@@ -137,3 +140,55 @@ def test_aggregates_on_large_paths(epochs):
             records.update(epoch)
             flow.step()
             assert [v.to_dict() for v in views] == [UNARY[n][1](want) for n in names]
+
+
+class _Clock:
+    epoch = 0
+
+
+def _summed(rows):
+    """Rows ``(..., diff)`` with the diffs of equal fields summed, zeros dropped, sorted."""
+    out = Counter()
+    for *fields, d in rows:
+        out[tuple(fields)] += d
+    return sorted((k, v) for k, v in out.items() if v)
+
+
+def _trace_rows(trace):
+    r = trace.all_rows()
+    return _summed(zip(r.keycode.tolist(), *[c.tolist() for c in r.cols],
+                       map(tuple, r.times.tolist()), r.diffs.tolist()))
+
+
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 30), st.integers(-3, 5),
+                                           st.sampled_from([1, -1, 2])),
+                                 min_size=1, max_size=40), min_size=1, max_size=12),
+       nkey=st.sampled_from([1, 2]), floats=st.booleans())
+def test_large_trace_merges_equal_general(batches, nkey, floats):
+    """Merged spines (and their lookups) hold the same rows on both paths."""
+    clock = _Clock()
+    traces = []
+    for enabled, rows in ((True, 2), (False, None)):
+        with use_fast_paths(enabled), large_paths(rows):
+            trace = trace_mod.Trace(nkey, 2, clock, "t")
+            for i, rows_ in enumerate(batches):
+                a = np.array(rows_, dtype=np.int64)
+                second = a[:, 1].astype(np.float64) / 2 if floats else a[:, 1]
+                trace.insert((0, i), Batch([a[:, 0], second], ("i", "f" if floats else "i"),
+                                           a[:, 2]).consolidate())
+            got = [_trace_rows(trace)]
+            codes = np.unique(trace.all_rows().keycode)[::2]
+            g = trace.gather(codes)
+            got.append(_summed(zip(g.keycode.tolist(), g.cols[1].tolist(),
+                                   map(tuple, g.times.tolist()), g.diffs.tolist())))
+            cols, diffs, later_codes, later_times = trace.gather_until(codes, (0, 3))
+            got.append(_summed(zip(cols[0].tolist(), cols[1].tolist(), diffs.tolist())))
+            got.append(sorted(set(zip(np.concatenate(later_codes or [np.zeros(0, int)]).tolist(),
+                                  map(tuple, np.concatenate(later_times or [
+                                      np.zeros((0, 2), int)]).tolist())))))
+            clock.epoch = 1
+            trace.compact()
+            got.append(_trace_rows(trace))
+            clock.epoch = 0
+            traces.append(got)
+    assert traces[0] == traces[1]
