@@ -176,25 +176,45 @@ def _consolidate_packed(cols, diffs, times):
         keys.extend(times.T)
     if diffs.dtype != np.int64 or any(k.dtype != np.int64 for k in keys):
         return None
+    ranges = packing_ranges([(int(k.min()), int(k.max())) for k in keys] +
+                            [(int(diffs.min()), int(diffs.max()))])
+    if ranges is None:
+        return None
     n = len(diffs)
-    dlo = int(diffs.min())
-    dbits = (int(diffs.max()) - dlo).bit_length()
-    ranges, total = [], dbits
-    for k in keys:
-        lo = int(k.min())
-        bits = (int(k.max()) - lo).bit_length()
-        total += bits
-        if total > 63:
-            return None
-        ranges.append((lo, bits))
     packed = np.zeros(n, dtype=np.int64)
     tmp = np.empty(n, dtype=np.int64)
-    for k, (lo, bits) in zip(keys + [diffs], ranges + [(dlo, dbits)]):
+    for k, (lo, bits) in zip(keys + [diffs], ranges):
         if bits:
             packed <<= bits
             np.subtract(k, lo, out=tmp)
             packed |= tmp
     del tmp
+    out_cols, out_times, sums = sum_packed(packed, ranges, len(cols))
+    if times is None:
+        return out_cols, sums
+    return out_cols, out_times, sums
+
+
+def packing_ranges(bounds):
+    """``(lo, bits)`` per field for fields with the given ``(min, max)`` (the last one the
+    diff), or ``None`` when they do not fit in 63 bits together."""
+    ranges, total = [], 0
+    for lo, hi in bounds:
+        bits = (hi - lo).bit_length()
+        total += bits
+        if total > 63:
+            return None
+        ranges.append((lo, bits))
+    return ranges
+
+
+def sum_packed(packed, ranges, ncols):
+    """Consolidate rows packed one per int64 with ``ranges`` (see :func:`packing_ranges`;
+    fields first to last, most significant first, the diff last): ``(cols, times, diffs)``
+    sorted by record then time, zero sums dropped; ``times`` is ``None`` when the fields are
+    only the ``ncols`` columns.  Sorts ``packed`` in place."""
+    n = len(packed)
+    dlo, dbits = ranges[-1]
     packed.sort()
     group = packed >> dbits if dbits else packed
     change = np.empty(n, dtype=bool)
@@ -202,21 +222,29 @@ def _consolidate_packed(cols, diffs, times):
     np.not_equal(group[1:], group[:-1], out=change[1:])
     starts = np.flatnonzero(change)
     del change
-    group = group.take(starts)
-    counts = np.diff(np.append(starts, n))
-    if dbits:
-        np.bitwise_and(packed, (1 << dbits) - 1, out=packed)
-        sums = np.add.reduceat(packed, starts)
-        if dlo:
-            sums += dlo * counts
+    if len(starts) == n:  # no two rows alike: the diffs are the sums
+        if dbits:
+            sums = np.bitwise_and(packed, (1 << dbits) - 1)
+            if dlo:
+                sums += dlo
+        else:
+            sums = np.full(n, dlo, dtype=np.int64)
     else:
-        sums = counts * dlo
+        group = group.take(starts)
+        counts = np.diff(np.append(starts, n))
+        if dbits:
+            np.bitwise_and(packed, (1 << dbits) - 1, out=packed)
+            sums = np.add.reduceat(packed, starts)
+            if dlo:
+                sums += dlo * counts
+        else:
+            sums = counts * dlo
     del packed
     keep = sums != 0
     if not keep.all():
         group, sums = group[keep], sums[keep]
     fields = []
-    for lo, bits in reversed(ranges):
+    for lo, bits in reversed(ranges[:-1]):
         if bits:
             field = group & ((1 << bits) - 1)
             group >>= bits
@@ -226,13 +254,12 @@ def _consolidate_packed(cols, diffs, times):
             field += lo
         fields.append(field)
     fields.reverse()
-    out_cols = tuple(fields[:len(cols)])
-    if times is None:
-        return out_cols, sums
-    out_times = np.empty((len(sums), times.shape[1]), dtype=np.int64)
-    for j, field in enumerate(fields[len(cols):]):
+    if len(fields) == ncols:
+        return tuple(fields), None, sums
+    out_times = np.empty((len(sums), len(fields) - ncols), dtype=np.int64)
+    for j, field in enumerate(fields[ncols:]):
         out_times[:, j] = field
-    return out_cols, out_times, sums
+    return tuple(fields[:ncols]), out_times, sums
 
 
 #: Below this many rows, consolidation sums diffs in a Python dict: a handful of numpy calls

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import config
-from .batch import Batch, consolidate
+from . import batch as batch_mod
+from .batch import Batch, consolidate, sum_packed
 from .columns import key_code, KIND_NAMES
 from .errors import SchemaError
 from .lattice import advance, leq, leq_rows
@@ -65,7 +66,8 @@ class TraceBatch:
     ``since`` equal to the current epoch needs no compaction, and two such batches cannot hold
     cancelling updates (a trace receives one batch per time), so they merge by key alone."""
 
-    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats", "upper")
+    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats", "upper",
+                 "bounds")
 
     def __init__(self, keycode, cols, times, diffs, since, packed=None):
         self.data, self.floats = packed if packed is not None else _pack(keycode, cols, times,
@@ -74,6 +76,7 @@ class TraceBatch:
         self.cols = tuple(cols)
         self.since = since
         self.upper = None  # the lub of its times, computed when a large lookup first asks
+        self.bounds = None  # (min, max) of its columns and diffs, likewise
 
     @classmethod
     def from_packed(cls, data, floats, since) -> "TraceBatch":
@@ -239,7 +242,14 @@ class Trace:
                 for j in range(len(data)):
                     data[j][where] = p.data[j]
                 start += len(p)
-            return TraceBatch.from_packed(data, parts[0].floats, epoch)
+            merged = TraceBatch.from_packed(data, parts[0].floats, epoch)
+            # what large lookups cached on the parts holds for their union
+            if all(p.upper is not None for p in parts):
+                merged.upper = tuple(map(max, *(p.upper for p in parts)))
+            if all(p.bounds is not None for p in parts):
+                merged.bounds = tuple((min(b[0] for b in f), max(b[1] for b in f))
+                                      for f in zip(*(p.bounds for p in parts)))
+            return merged
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])
@@ -332,6 +342,70 @@ class Trace:
         Only the fields a reduce reads are gathered (not the times, not a separate key code),
         straight into one array per field; a batch whose times' lub is ``<= t`` (the usual
         case: a trace holds no time beyond the one being processed) is not filtered."""
+        picks, later_codes, later_times = self._picks_until(codes, t)
+        cols, diffs = self._gather_fields(picks)
+        return cols, diffs, later_codes, later_times
+
+    def accumulate_until(self, codes: np.ndarray, t: tuple):
+        """:meth:`gather_until` with the rows consolidated: ``(cols, weights, later_codes,
+        later_times)``, the columns sorted by record.
+
+        When the columns are integers whose ranges (cached per batch) fit in 63 bits with the
+        diffs, every picked row is packed straight from the batches into one int64 and the
+        packed values are consolidated (:func:`~ddlab.engine.batch.sum_packed`): no gathered
+        column is ever materialised."""
+        picks, later_codes, later_times = self._picks_until(codes, t)
+        ranges = self._packing_ranges(picks)
+        if ranges is None:
+            cols, diffs = self._gather_fields(picks)
+            cols, weights = consolidate(cols, diffs, runs=True)
+            return cols, weights, later_codes, later_times
+        total = sum(len(idx) for _, idx in picks)
+        packed = np.empty(total, dtype=np.int64)
+        pos = 0
+        for b, idx in picks:
+            end = pos + len(idx)
+            seg = packed[pos:end]
+            tmp = np.empty(len(idx), dtype=np.int64)
+            first = True
+            for field, (lo, bits) in zip(b.cols + (b.diffs,), ranges):
+                if not bits:
+                    continue
+                np.take(field, idx, out=tmp, mode="clip")
+                if lo:
+                    tmp -= lo
+                if first:
+                    seg[:] = tmp
+                    first = False
+                else:
+                    seg <<= bits
+                    seg |= tmp
+            if first:
+                seg[:] = 0
+            pos = end
+        cols, _, weights = sum_packed(packed, ranges, len(self.kinds))
+        return list(cols), weights, later_codes, later_times
+
+    def _packing_ranges(self, picks):
+        """Packing ranges (:func:`~ddlab.engine.batch.packing_ranges`) covering the columns
+        and diffs of the picked batches (each batch's minima and maxima computed once), or
+        ``None``: a float column, too wide, or fewer rows than a packed consolidation pays."""
+        if sum(len(idx) for _, idx in picks) < max(1, batch_mod.PACKED_ROWS):
+            return None
+        bounds = None
+        for b, _ in picks:
+            if b.bounds is None:
+                fields = b.cols + (b.diffs,)
+                if any(f.dtype != np.int64 for f in fields):
+                    return None
+                b.bounds = tuple((int(f.min()), int(f.max())) for f in fields)
+            bounds = b.bounds if bounds is None else tuple(
+                (min(lo, lo2), max(hi, hi2)) for (lo, hi), (lo2, hi2) in zip(bounds, b.bounds))
+        return batch_mod.packing_ranges(bounds)
+
+    def _picks_until(self, codes, t):
+        """``(picks, later_codes, later_times)``: ``(batch, row indices)`` of the rows with a
+        key in ``codes`` and a time ``<= t``; key codes and times of the rows not ``<= t``."""
         picks, later_codes, later_times = [], [], []
         for b in self.batches:
             lo = b.keycode.searchsorted(codes, "left")
@@ -350,6 +424,10 @@ class Trace:
                     idx = idx[now]
             if len(idx):
                 picks.append((b, idx))
+        return picks, later_codes, later_times
+
+    def _gather_fields(self, picks):
+        """``(cols, diffs)`` of the picked rows, one array per field."""
         arity = len(self.kinds)
         total = sum(len(idx) for _, idx in picks)
         if picks:
@@ -365,7 +443,7 @@ class Trace:
                 np.take(b.cols[j], idx, out=cols[j][pos:end], mode="clip")
             np.take(b.diffs, idx, out=diffs[pos:end], mode="clip")
             pos = end
-        return cols, diffs, later_codes, later_times
+        return cols, diffs
 
     def gather_matches(self, codes: np.ndarray, check=None):
         """For each query code (any order, repeats allowed): the matching updates.

@@ -38,7 +38,7 @@ def unique_codes(codes: np.ndarray) -> np.ndarray:
     return codes
 
 
-#: From this many keys on, a reduce gathers its inputs with :meth:`Trace.gather_until`.
+#: From this many keys on, a reduce accumulates its inputs with :meth:`Trace.accumulate_until`.
 LARGE_KEYS = 1024
 
 
@@ -100,11 +100,10 @@ class Reduce(Operator):
         if trace.kinds is None:
             return None
         if len(codes) >= LARGE_KEYS and config.fast_paths and isinstance(trace, Trace):
-            # many keys: gather only columns and diffs, filtered by time batch by batch
-            cols, diffs, codes_later, times_later = trace.gather_until(codes, t)
+            # many keys: only columns and diffs, filtered by time batch by batch, packed
+            cols, weights, codes_later, times_later = trace.accumulate_until(codes, t)
             later_keys.extend(codes_later)
             later_times.extend(times_later)
-            cols, weights = consolidate(cols, diffs, runs=True)
             return Accumulation(cols, trace.kinds, weights)
         rows = trace.gather(codes)
         if not len(rows):

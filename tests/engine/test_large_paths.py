@@ -183,6 +183,10 @@ def test_large_trace_merges_equal_general(batches, nkey, floats):
                                    map(tuple, g.times.tolist()), g.diffs.tolist())))
             cols, diffs, later_codes, later_times = trace.gather_until(codes, (0, 3))
             got.append(_summed(zip(cols[0].tolist(), cols[1].tolist(), diffs.tolist())))
+            cols, weights, later_codes2, later_times2 = trace.accumulate_until(codes, (0, 3))
+            got.append(list(zip(cols[0].tolist(), cols[1].tolist(), weights.tolist())))
+            assert got[-1] == [k + (v,) for k, v in got[-2]]  # sorted, summed, no zeros
+            assert [c.tolist() for c in later_codes2] == [c.tolist() for c in later_codes]
             got.append(sorted(set(zip(np.concatenate(later_codes or [np.zeros(0, int)]).tolist(),
                                   map(tuple, np.concatenate(later_times or [
                                       np.zeros((0, 2), int)]).tolist())))))
