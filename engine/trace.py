@@ -143,6 +143,9 @@ class Rows:
                     np.concatenate([p.diffs for p in parts]))
 
 
+#: Merges of at least this many rows wait for larger inputs (:meth:`Trace._should_merge`)
+LARGE_SPINE_ROWS = 4_000_000
+MAX_SPINE_BATCHES = 8
 #: Merges of at least this many rows take the large path (:meth:`Trace._merge`).
 LARGE_MERGE_ROWS = 4096
 #: Lookups of at most this many keys take the small path (:meth:`Trace._small_lookup`).
@@ -212,12 +215,25 @@ class Trace:
 
     def _maintain(self) -> None:
         b = self.batches
-        while len(b) >= 2 and len(b[-2]) <= 2 * len(b[-1]):
+        while len(b) >= 2 and self._should_merge(b):
             right = b.pop()
             left = b.pop()
             merged = self._merge([left, right])
             if merged is not None:
                 b.append(merged)
+
+    @staticmethod
+    def _should_merge(b) -> bool:
+        """Whether the two newest batches merge: when the older is at most twice the newer
+        (sizes then shrink geometrically: O(log n) batches).  A merge of at least
+        :data:`LARGE_SPINE_ROWS` rows waits until the newer is twice the older or the spine
+        has more than :data:`MAX_SPINE_BATCHES` batches: within one epoch a loop's inputs
+        often double from one time to the next, and merging each into everything before
+        rewrites the whole trace every time (a few more batches cost a few more searches)."""
+        left, right = len(b[-2]), len(b[-1])
+        if left + right < LARGE_SPINE_ROWS or not config.fast_paths:
+            return left <= 2 * right
+        return 2 * left <= right or len(b) > MAX_SPINE_BATCHES
 
     def _merge(self, parts, force: bool = False) -> TraceBatch | None:
         epoch = self.clock.epoch
