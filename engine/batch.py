@@ -182,12 +182,15 @@ def _consolidate_packed(cols, diffs, times):
         return None
     n = len(diffs)
     packed = np.zeros(n, dtype=np.int64)
-    tmp = np.empty(n, dtype=np.int64)
-    for k, (lo, bits) in zip(keys + [diffs], ranges):
-        if bits:
-            packed <<= bits
-            np.subtract(k, lo, out=tmp)
-            packed |= tmp
+    tmp = np.empty(min(n, CHUNK_ROWS), dtype=np.int64)
+    for a in range(0, n, CHUNK_ROWS):
+        b = min(a + CHUNK_ROWS, n)
+        seg, t = packed[a:b], tmp[:b - a]
+        for k, (lo, bits) in zip(keys + [diffs], ranges):
+            if bits:
+                seg <<= bits
+                np.subtract(k[a:b], lo, out=t)
+                seg |= t
     del tmp
     out_cols, out_times, sums = sum_packed(packed, ranges, len(cols))
     if times is None:
@@ -208,6 +211,35 @@ def packing_ranges(bounds):
     return ranges
 
 
+#: Rows per chunk where large arrays are scanned chunk by chunk through scratch buffers
+#: (they stay in cache, and no array-sized temporary is allocated).
+CHUNK_ROWS = 1 << 20
+
+
+def _group_starts(packed, shift):
+    """Indices where ``packed >> shift`` (sorted) changes, the first row included."""
+    n = len(packed)
+    parts = []
+    buf = np.empty(min(n, CHUNK_ROWS) + 1, dtype=np.int64)
+    change = np.empty(min(n, CHUNK_ROWS), dtype=bool)
+    for a in range(0, n, CHUNK_ROWS):
+        b = min(a + CHUNK_ROWS, n)
+        lo = a - 1 if a else 0  # the row before the chunk decides its first row
+        g = buf[:b - lo]
+        np.right_shift(packed[lo:b], shift, out=g)
+        c = change[:b - a]
+        if a:
+            np.not_equal(g[1:], g[:-1], out=c)
+        else:
+            c[0] = True
+            np.not_equal(g[1:], g[:-1], out=c[1:])
+        found = np.flatnonzero(c)
+        if a:
+            found += a
+        parts.append(found)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
 def sum_packed(packed, ranges, ncols):
     """Consolidate rows packed one per int64 with ``ranges`` (see :func:`packing_ranges`;
     fields first to last, most significant first, the diff last): ``(cols, times, diffs)``
@@ -216,12 +248,10 @@ def sum_packed(packed, ranges, ncols):
     n = len(packed)
     dlo, dbits = ranges[-1]
     packed.sort()
-    group = packed >> dbits if dbits else packed
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    np.not_equal(group[1:], group[:-1], out=change[1:])
-    starts = np.flatnonzero(change)
-    del change
+    starts = _group_starts(packed, dbits)
+    group = packed.take(starts)
+    if dbits:
+        group >>= dbits
     if len(starts) == n:  # no two rows alike: the diffs are the sums
         if dbits:
             sums = np.bitwise_and(packed, (1 << dbits) - 1)
@@ -230,7 +260,6 @@ def sum_packed(packed, ranges, ncols):
         else:
             sums = np.full(n, dlo, dtype=np.int64)
     else:
-        group = group.take(starts)
         counts = np.diff(np.append(starts, n))
         if dbits:
             np.bitwise_and(packed, (1 << dbits) - 1, out=packed)

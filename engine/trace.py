@@ -377,28 +377,22 @@ class Trace:
             cols, weights = consolidate(cols, diffs, runs=True)
             return cols, weights, later_codes, later_times
         total = sum(len(idx) for _, idx in picks)
-        packed = np.empty(total, dtype=np.int64)
+        packed = np.zeros(total, dtype=np.int64)
+        scratch = np.empty(min(total, batch_mod.CHUNK_ROWS), dtype=np.int64)
         pos = 0
         for b, idx in picks:
-            end = pos + len(idx)
-            seg = packed[pos:end]
-            tmp = np.empty(len(idx), dtype=np.int64)
-            first = True
-            for field, (lo, bits) in zip(b.cols + (b.diffs,), ranges):
-                if not bits:
-                    continue
-                np.take(field, idx, out=tmp, mode="clip")
-                if lo:
-                    tmp -= lo
-                if first:
-                    seg[:] = tmp
-                    first = False
-                else:
-                    seg <<= bits
-                    seg |= tmp
-            if first:
-                seg[:] = 0
-            pos = end
+            fields = [(f, lo, bits) for f, (lo, bits) in zip(b.cols + (b.diffs,), ranges)]
+            for a in range(0, len(idx), batch_mod.CHUNK_ROWS):  # chunks stay in cache
+                part = idx[a:a + batch_mod.CHUNK_ROWS]
+                seg, tmp = packed[pos:pos + len(part)], scratch[:len(part)]
+                for field, lo, bits in fields:
+                    if bits:
+                        np.take(field, part, out=tmp, mode="clip")
+                        if lo:
+                            tmp -= lo
+                        seg <<= bits
+                        seg |= tmp
+                pos += len(part)
         cols, _, weights = sum_packed(packed, ranges, len(self.kinds))
         return list(cols), weights, later_codes, later_times
 

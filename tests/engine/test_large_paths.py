@@ -37,7 +37,8 @@ def large_paths(rows=None):
 
 #: (module, name) of every large path's row threshold
 LARGE_BOUNDS = [(batch_mod, "PACKED_ROWS"), (reduce_mod, "LARGE_KEYS"),
-                (trace_mod, "LARGE_MERGE_ROWS"), (trace_mod, "LARGE_SPINE_ROWS")]
+                (trace_mod, "LARGE_MERGE_ROWS"), (trace_mod, "LARGE_SPINE_ROWS"),
+                (batch_mod, "CHUNK_ROWS")]
 
 SPANS = st.sampled_from([1, 2, 3, 100, 1 << 20, 1 << 40, 1 << 62])
 
@@ -95,6 +96,8 @@ def test_packed_consolidation_of_a_large_batch():
     times = rng.integers(0, 4, (n, 2))
     for args in ((cols, diffs), (cols, diffs, times)):
         fast = consolidate(*args, runs=True)
+        with large_paths(1000):  # chunk boundaries and a partial last chunk
+            _same(consolidate(*args, runs=True), fast)
         with use_fast_paths(False):
             general = consolidate(*args, runs=True)
         _same(fast, general)
