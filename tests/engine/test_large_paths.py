@@ -38,7 +38,7 @@ def large_paths(rows=None):
 #: (module, name) of every large path's row threshold
 LARGE_BOUNDS = [(batch_mod, "PACKED_ROWS"), (reduce_mod, "LARGE_KEYS"),
                 (trace_mod, "LARGE_MERGE_ROWS"), (trace_mod, "LARGE_SPINE_ROWS"),
-                (batch_mod, "CHUNK_ROWS")]
+                (batch_mod, "CHUNK_ROWS"), (trace_mod, "KEY_INDEX_ROWS")]
 
 SPANS = st.sampled_from([1, 2, 3, 100, 1 << 20, 1 << 40, 1 << 62])
 
