@@ -199,3 +199,41 @@ def test_large_trace_merges_equal_general(batches, nkey, floats):
             clock.epoch = 0
             traces.append(got)
     assert traces[0] == traces[1]
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), nodes=st.integers(5, 40))
+def test_larger_graphs_on_large_paths(seed, nodes):
+    """Epochs of tens to hundreds of edges (joins and reduces over many keys at once, deltas
+    beyond the small paths), with deletions, on both paths and against the oracles."""
+    rng = np.random.default_rng(seed)
+    present, plan = set(), []
+    for _ in range(3):
+        adds = {(int(a), int(b)) for a, b in rng.integers(0, nodes, (int(rng.integers(1, 150)), 2))}
+        adds -= present
+        pool = sorted(present)
+        rems = {pool[i] for i in rng.integers(0, len(pool), len(pool) // 3)} if pool else set()
+        present = (present | adds) - rems
+        plan.append((sorted(adds), sorted(rems), set(present)))
+
+    def run(enabled):
+        with use_fast_paths(enabled), large_paths():
+            flow = ddlab.Dataflow()
+            edges = flow.input("edges", columns=["src", "dst"])
+            views = [algorithms.connected_components(edges, prioritized=False).view(),
+                     algorithms.connected_components_prioritized(edges).view(),
+                     algorithms.strongly_connected_components(edges, prioritized=True).view(),
+                     algorithms.strongly_connected_components(edges, prioritized=False).view()]
+            out = []
+            for adds, rems, _ in plan:
+                edges.insert(adds)
+                edges.remove(rems)
+                flow.step()
+                out.append([v.to_dict() for v in views])
+            return out
+
+    fast = run(True)
+    assert fast == run(False)
+    for views, (_, _, present_) in zip(fast, plan):
+        assert views[0] == views[1] == cc_oracle(present_)
+        assert views[2] == views[3] == scc_oracle(present_)
