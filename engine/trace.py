@@ -22,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from . import config
-from .batch import Batch, consolidate
+from . import batch as batch_mod
+from .batch import Batch, consolidate, sum_packed
 from .columns import key_code, KIND_NAMES
 from .errors import SchemaError
-from .lattice import advance
+from .lattice import advance, leq, leq_rows
 
 
 def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
@@ -33,12 +34,20 @@ def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
     coordinates, diff; each field a contiguous row.  Gathering rows is then one ``take`` and
     concatenating one call, whatever the record's arity (small lookups are dominated by the
     number of numpy calls, not by the bytes moved).  ``order`` permutes the rows on the way
-    in (one copy, field by field, instead of a copy and then a permuted copy)."""
+    in (one copy, field by field, instead of a copy and then a permuted copy).
+
+    When the key code *is* the first column (one non-float key column: :func:`key_code`
+    returns the column itself) it is stored once: the layout's first flag is then ``None``
+    instead of ``False`` (a sixth less state, merging and gathering for a two-field record
+    in a loop).  The returned layout tuple says which; :func:`_unpack` reads it."""
     floats = tuple(c.dtype.kind == "f" for c in cols)
+    if len(cols) and keycode is cols[0] and not floats[0]:
+        floats = (None,) + floats[1:]
+        keycode = None
     n, depth = len(diffs), times.shape[1]
-    data = np.empty((2 + len(cols) + depth, n), dtype=np.int64)
-    fields = [keycode] + [c.view(np.int64) if f else c for c, f in zip(cols, floats)] + \
-        list(times.T) + [diffs]
+    data = np.empty((len(cols) + depth + (1 if keycode is None else 2), n), dtype=np.int64)
+    fields = ([] if keycode is None else [keycode]) + \
+        [c.view(np.int64) if f else c for c, f in zip(cols, floats)] + list(times.T) + [diffs]
     for j, field in enumerate(fields):
         if order is None:
             data[j] = field
@@ -50,8 +59,10 @@ def _pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
 def _unpack(data: np.ndarray, floats: tuple):
     """Views ``(keycode, cols, times, diffs)`` of a packed matrix (no copies)."""
     arity = len(floats)
-    cols = [data[1 + j].view(np.float64) if floats[j] else data[1 + j] for j in range(arity)]
-    return data[0], cols, data[1 + arity:-1].T, data[-1]
+    first = 0 if arity and floats[0] is None else 1  # key code stored as the first column
+    cols = [data[first + j].view(np.float64) if floats[j] else data[first + j]
+            for j in range(arity)]
+    return data[0], cols, data[first + arity:-1].T, data[-1]
 
 
 class TraceBatch:
@@ -62,7 +73,8 @@ class TraceBatch:
     ``since`` equal to the current epoch needs no compaction, and two such batches cannot hold
     cancelling updates (a trace receives one batch per time), so they merge by key alone."""
 
-    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats")
+    __slots__ = ("keycode", "cols", "times", "diffs", "since", "data", "floats", "upper",
+                 "bounds", "key_index")
 
     def __init__(self, keycode, cols, times, diffs, since, packed=None):
         self.data, self.floats = packed if packed is not None else _pack(keycode, cols, times,
@@ -70,6 +82,9 @@ class TraceBatch:
         self.keycode, cols, self.times, self.diffs = _unpack(self.data, self.floats)
         self.cols = tuple(cols)
         self.since = since
+        self.upper = None  # the lub of its times, computed when a large lookup first asks
+        self.bounds = None  # (min, max) of its columns and diffs, likewise
+        self.key_index = None  # see key_ranges
 
     @classmethod
     def from_packed(cls, data, floats, since) -> "TraceBatch":
@@ -136,6 +151,11 @@ class Rows:
                     np.concatenate([p.diffs for p in parts]))
 
 
+#: Merges of at least this many rows wait for larger inputs (:meth:`Trace._should_merge`)
+LARGE_SPINE_ROWS = 4_000_000
+MAX_SPINE_BATCHES = 8
+#: Merges of at least this many rows take the large path (:meth:`Trace._merge`).
+LARGE_MERGE_ROWS = 4096
 #: Lookups of at most this many keys take the small path (:meth:`Trace._small_lookup`).
 SMALL_QUERY = 16
 #: Inserts of at most this many rows go to the trace's :class:`RecentRows` (no numpy) ...
@@ -153,6 +173,55 @@ _INT64_MAX = np.iinfo(np.int64).max
 def is_sorted(a: np.ndarray) -> bool:
     """Whether ``a`` is ascending (the general path always answers no and sorts)."""
     return config.fast_paths and (len(a) < 2 or bool((a[1:] >= a[:-1]).all()))
+
+
+#: A batch of at least this many rows with at most a quarter as many distinct keys gets a
+#: key index for large lookups (:func:`key_ranges`).
+KEY_INDEX_ROWS = 65536
+
+
+def key_ranges(b: TraceBatch, codes: np.ndarray):
+    """``(lo, counts)``: where each query code's rows start in batch ``b`` and how many.
+
+    Large batches whose keys repeat (a loop's history: a node's label at many times) are
+    searched through an index of their distinct keys and where each key's run starts, built
+    once per batch: one search of a small, cache-resident array instead of two searches of
+    the whole key column."""
+    index = b.key_index
+    if index is None:
+        index = False
+        n = len(b)
+        if n >= KEY_INDEX_ROWS and config.fast_paths:
+            kc = b.keycode
+            change = np.empty(n, dtype=bool)
+            change[0] = True
+            np.not_equal(kc[1:], kc[:-1], out=change[1:])
+            starts = np.flatnonzero(change)
+            if 4 * len(starts) <= n:
+                index = (kc.take(starts), np.append(starts, n))
+        b.key_index = index
+    if index is False:
+        lo = b.keycode.searchsorted(codes, "left")
+        return lo, b.keycode.searchsorted(codes, "right") - lo
+    keys, bounds = index
+    j = keys.searchsorted(codes)
+    found = np.take(keys, j, mode="clip") == codes
+    lo = bounds.take(j)
+    counts = np.take(bounds, j + 1, mode="clip") - lo
+    counts *= found
+    return lo, counts
+
+
+def key_rows(b: TraceBatch, codes: np.ndarray) -> np.ndarray:
+    """Indices of the rows of batch ``b`` whose key is in ``codes`` (sorted, unique), in row
+    order.  A batch with fewer rows than there are codes is scanned instead (each row's key
+    looked up among the codes): fewer searches."""
+    if len(b) < len(codes) and config.fast_paths:
+        kc = b.keycode
+        at = codes.searchsorted(kc)
+        np.minimum(at, len(codes) - 1, out=at)
+        return np.flatnonzero(codes.take(at) == kc)
+    return expand_ranges(*key_ranges(b, codes))
 
 
 def expand_ranges(lo: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -174,6 +243,13 @@ def packed_rows(code, cols, times, diffs) -> list[tuple]:
     fields += times.T.tolist()
     fields.append(diffs.tolist())
     return list(zip(*fields))
+
+
+def packed_matrix(rows: list, layout: tuple) -> np.ndarray:
+    """The packed matrix of ``layout`` holding rows of :func:`packed_rows` (which always
+    start with the key code: dropped where the layout stores it as the first column)."""
+    data = np.array(rows, dtype=np.int64).T
+    return data[1:] if layout and layout[0] is None else data
 
 
 class RecentRows:
@@ -215,13 +291,14 @@ class RecentRows:
             fresh.append(self.rows[:n], self.since)
         return fresh
 
-    def batch(self, floats: tuple, since: int) -> "TraceBatch":
-        """The rows as one sorted spine batch (cached until the next append)."""
+    def batch(self, layout: tuple, since: int) -> "TraceBatch":
+        """The rows as one sorted spine batch of the trace's ``layout`` (cached until the
+        next append)."""
         if self._batch is None:
-            data = np.array(self.rows, dtype=np.int64).T
+            data = packed_matrix(self.rows, layout)
             if len(self.rows) > 1:
                 data = take_columns(data, np.argsort(data[0], kind="stable"))
-            self._batch = TraceBatch.from_packed(np.ascontiguousarray(data), floats, since)
+            self._batch = TraceBatch.from_packed(np.ascontiguousarray(data), layout, since)
         return self._batch
 
 
@@ -242,8 +319,14 @@ class Trace:
         return self.depth
 
     @property
-    def floats(self) -> tuple:
-        return tuple(k == "f" for k in self.kinds or ())
+    def layout(self) -> tuple:
+        """The layout tuple of this trace's packed batches (see :func:`_pack`): float flags
+        per column, the first ``None`` when the key code is the first column, stored once."""
+        kinds = self.kinds or ()
+        floats = tuple(k == "f" for k in kinds)
+        if floats and not floats[0] and (self.nkey == 1 or (not self.nkey and len(kinds) == 1)):
+            return (None,) + floats[1:]
+        return floats
 
     # -- size and rollback -------------------------------------------------------------
     def __len__(self) -> int:
@@ -298,19 +381,32 @@ class Trace:
         recent = self.recent
         recent.append(rows, self.clock.epoch)
         if len(recent) >= RECENT_CAPACITY:
-            self.batches.append(recent.batch(self.floats, recent.since))
+            self.batches.append(recent.batch(self.layout, recent.since))
             self.recent = RecentRows()
             self._maintain()
 
     def _maintain(self) -> None:
         self._forget()
         b = self.batches
-        while len(b) >= 2 and len(b[-2]) <= 2 * len(b[-1]):
+        while len(b) >= 2 and self._should_merge(b):
             right = b.pop()
             left = b.pop()
             merged = self._merge([left, right])
             if merged is not None:
                 b.append(merged)
+
+    @staticmethod
+    def _should_merge(b) -> bool:
+        """Whether the two newest batches merge: when the older is at most twice the newer
+        (sizes then shrink geometrically: O(log n) batches).  A merge of at least
+        :data:`LARGE_SPINE_ROWS` rows waits until the newer is twice the older or the spine
+        has more than :data:`MAX_SPINE_BATCHES` batches: within one epoch a loop's inputs
+        often double from one time to the next, and merging each into everything before
+        rewrites the whole trace every time (a few more batches cost a few more searches)."""
+        left, right = len(b[-2]), len(b[-1])
+        if left + right < LARGE_SPINE_ROWS or not config.fast_paths:
+            return left <= 2 * right
+        return 2 * left <= right or len(b) > MAX_SPINE_BATCHES
 
     def _merge(self, parts, force: bool = False) -> TraceBatch | None:
         epoch = self.clock.epoch
@@ -318,17 +414,31 @@ class Trace:
                 and all(p.floats == parts[0].floats for p in parts)):
             # nothing to compact and nothing that can cancel: merge the sorted runs by key
             total = sum(len(p) for p in parts)
-            if total < 4096:
+            if total < LARGE_MERGE_ROWS:
                 data = np.concatenate([p.data for p in parts], axis=1)
                 order = np.argsort(data[0], kind="stable")
                 return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)
-            # large: field by field, so only one field is ever held twice
+            # large: every part's rows go straight to their merged positions, field by field
+            # (the inverse of the stable order; no concatenated copy of any field)
             order = np.argsort(np.concatenate([p.keycode for p in parts]), kind="stable")
+            position = np.empty(total, dtype=np.intp)
+            position[order] = np.arange(total)
+            del order
             data = np.empty((len(parts[0].data), total), dtype=np.int64)
-            for j in range(len(data)):
-                np.take(np.concatenate([p.data[j] for p in parts]), order, out=data[j],
-                        mode="clip")
-            return TraceBatch.from_packed(data, parts[0].floats, epoch)
+            start = 0
+            for p in parts:
+                where = position[start:start + len(p)]
+                for j in range(len(data)):
+                    data[j][where] = p.data[j]
+                start += len(p)
+            merged = TraceBatch.from_packed(data, parts[0].floats, epoch)
+            # what large lookups cached on the parts holds for their union
+            if all(p.upper is not None for p in parts):
+                merged.upper = tuple(map(max, *(p.upper for p in parts)))
+            if all(p.bounds is not None for p in parts):
+                merged.bounds = tuple((min(b[0] for b in f), max(b[1] for b in f))
+                                      for f in zip(*(p.bounds for p in parts)))
+            return merged
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])
@@ -337,10 +447,9 @@ class Trace:
         if not len(diffs):
             return None
         code = key_code(cols, self.kinds, self.nkey)
-        if is_sorted(code):
-            return TraceBatch(code, cols, times, diffs, epoch)
-        order = np.argsort(code, kind="stable")
-        return TraceBatch(code[order], [c[order] for c in cols], times[order], diffs[order], epoch)
+        order = None if is_sorted(code) else np.argsort(code, kind="stable")
+        data, floats = _pack(code, cols, times, diffs, order)
+        return TraceBatch.from_packed(data, floats, epoch)
 
     def compact(self) -> None:
         """Merge every batch (and the recent rows) into one, compacted to the current
@@ -359,16 +468,14 @@ class Trace:
             return self._packed(self._small_lookup(codes, False)[0])
         parts = []
         for b in self._spine(len(codes)):
-            lo = b.keycode.searchsorted(codes, "left")
-            hi = b.keycode.searchsorted(codes, "right")
-            idx = expand_ranges(lo, hi - lo)
+            idx = key_rows(b, codes)
             if len(idx):
                 parts.append((b, idx))
         rows = self._collect(parts)
         if self._recent_by_key(len(codes)):
             recent, _ = self._recent_part(codes, False)
             if recent is not None:
-                rows = Rows.concat([rows, Rows.from_packed(recent, self.floats)],
+                rows = Rows.concat([rows, Rows.from_packed(recent, self.layout)],
                                    len(self.kinds), self.depth)
         return rows
 
@@ -377,7 +484,7 @@ class Trace:
         as one sorted batch unless they are looked up one key at a time."""
         if not len(self.recent) or self._recent_by_key(queries):
             return self.batches
-        return self.batches + [self.recent.batch(self.floats, self.recent.since)]
+        return self.batches + [self.recent.batch(self.layout, self.recent.since)]
 
     def _recent_by_key(self, queries: int | None) -> bool:
         """Whether a lookup of ``queries`` keys reads the recent rows through their index
@@ -398,7 +505,7 @@ class Trace:
                     q.extend([i] * len(found))
         if not rows:
             return None, q
-        return np.ascontiguousarray(np.array(rows, dtype=np.int64).T), q
+        return np.ascontiguousarray(packed_matrix(rows, self.layout)), q
 
     def histories(self, codes, limit: int) -> dict | None:
         """``{code: [row, ...]}`` for a few key codes (Python ints): every update of each key,
@@ -456,8 +563,13 @@ class Trace:
             return None
         found = {c: [] for c in codes}
         for b, idx in picks:
-            for row in np.take(b.data, idx, axis=1).T.tolist():
-                found[row[0]].append(tuple(row))
+            rows = np.take(b.data, idx, axis=1).T.tolist()
+            if b.floats and b.floats[0] is None:  # the key code is the first field
+                for row in rows:
+                    found[row[0]].append((row[0], *row))
+            else:
+                for row in rows:
+                    found[row[0]].append(tuple(row))
         self._cached_rows += total
         return {c: tuple(rows) for c, rows in found.items()}
 
@@ -500,7 +612,7 @@ class Trace:
         if not parts:
             return Rows.concat([], len(self.kinds or ()), self.depth)
         data = parts[0] if len(parts) == 1 else np.concatenate(parts, axis=1)
-        return Rows.from_packed(data, self.floats)
+        return Rows.from_packed(data, self.layout)
 
     def _collect(self, picks) -> Rows:
         """Rows at the given indices of the given batches, copied once into one packed matrix
@@ -526,6 +638,109 @@ class Trace:
             pos = end
         return Rows.from_packed(data, first.floats)
 
+    def gather_until(self, codes: np.ndarray, t: tuple):
+        """For a reduce over many keys: ``(cols, diffs, later_codes, later_times)``, the
+        columns and diffs of the updates whose key code is in ``codes`` (sorted, unique) and
+        whose time is ``<= t``, and the key codes and times of the others (lists of arrays).
+
+        Only the fields a reduce reads are gathered (not the times, not a separate key code),
+        straight into one array per field; a batch whose times' lub is ``<= t`` (the usual
+        case: a trace holds no time beyond the one being processed) is not filtered."""
+        picks, later_codes, later_times = self._picks_until(codes, t)
+        cols, diffs = self._gather_fields(picks)
+        return cols, diffs, later_codes, later_times
+
+    def accumulate_until(self, codes: np.ndarray, t: tuple):
+        """:meth:`gather_until` with the rows consolidated: ``(cols, weights, later_codes,
+        later_times)``, the columns sorted by record.
+
+        When the columns are integers whose ranges (cached per batch) fit in 63 bits with the
+        diffs, every picked row is packed straight from the batches into one int64 and the
+        packed values are consolidated (:func:`~ddlab.engine.batch.sum_packed`): no gathered
+        column is ever materialised."""
+        picks, later_codes, later_times = self._picks_until(codes, t)
+        ranges = self._packing_ranges(picks)
+        if ranges is None:
+            cols, diffs = self._gather_fields(picks)
+            cols, weights = consolidate(cols, diffs, runs=True)
+            return cols, weights, later_codes, later_times
+        total = sum(len(idx) for _, idx in picks)
+        packed = np.zeros(total, dtype=np.int64)
+        scratch = np.empty(min(total, batch_mod.CHUNK_ROWS), dtype=np.int64)
+        pos = 0
+        for b, idx in picks:
+            fields = [(f, lo, bits) for f, (lo, bits) in zip(b.cols + (b.diffs,), ranges)]
+            for a in range(0, len(idx), batch_mod.CHUNK_ROWS):  # chunks stay in cache
+                part = idx[a:a + batch_mod.CHUNK_ROWS]
+                seg, tmp = packed[pos:pos + len(part)], scratch[:len(part)]
+                for field, lo, bits in fields:
+                    if bits:
+                        np.take(field, part, out=tmp, mode="clip")
+                        if lo:
+                            tmp -= lo
+                        seg <<= bits
+                        seg |= tmp
+                pos += len(part)
+        cols, _, weights = sum_packed(packed, ranges, len(self.kinds))
+        return list(cols), weights, later_codes, later_times
+
+    def _packing_ranges(self, picks):
+        """Packing ranges (:func:`~ddlab.engine.batch.packing_ranges`) covering the columns
+        and diffs of the picked batches (each batch's minima and maxima computed once), or
+        ``None``: a float column, too wide, or fewer rows than a packed consolidation pays."""
+        if sum(len(idx) for _, idx in picks) < max(1, batch_mod.PACKED_ROWS):
+            return None
+        bounds = None
+        for b, _ in picks:
+            if b.bounds is None:
+                fields = b.cols + (b.diffs,)
+                if any(f.dtype != np.int64 for f in fields):
+                    return None
+                b.bounds = tuple((int(f.min()), int(f.max())) for f in fields)
+            bounds = b.bounds if bounds is None else tuple(
+                (min(lo, lo2), max(hi, hi2)) for (lo, hi), (lo2, hi2) in zip(bounds, b.bounds))
+        return batch_mod.packing_ranges(bounds)
+
+    def _picks_until(self, codes, t):
+        """``(picks, later_codes, later_times)``: ``(batch, row indices)`` of the rows with a
+        key in ``codes`` and a time ``<= t``; key codes and times of the rows not ``<= t``."""
+        picks, later_codes, later_times = [], [], []
+        for b in self._spine():
+            idx = key_rows(b, codes)
+            if not len(idx):
+                continue
+            if b.upper is None:
+                b.upper = tuple(int(c.max()) for c in b.times.T)
+            if not leq(b.upper, t):
+                times = np.take(b.times, idx, axis=0)
+                now = leq_rows(times, t)
+                if not now.all():
+                    later_codes.append(b.keycode.take(idx[~now]))
+                    later_times.append(times[~now])
+                    idx = idx[now]
+            if len(idx):
+                picks.append((b, idx))
+        return picks, later_codes, later_times
+
+    def _gather_fields(self, picks):
+        """``(cols, diffs)`` of the picked rows, one array per field."""
+        arity = len(self.kinds)
+        total = sum(len(idx) for _, idx in picks)
+        if picks:
+            dtypes = [c.dtype for c in picks[0][0].cols]
+        else:
+            dtypes = [np.float64 if k == "f" else np.int64 for k in self.kinds]
+        cols = [np.empty(total, dtype=d) for d in dtypes]
+        diffs = np.empty(total, dtype=np.int64)
+        pos = 0
+        for b, idx in picks:
+            end = pos + len(idx)
+            for j in range(arity):
+                np.take(b.cols[j], idx, out=cols[j][pos:end], mode="clip")
+            np.take(b.diffs, idx, out=diffs[pos:end], mode="clip")
+            pos = end
+        return cols, diffs
+
     def gather_matches(self, codes: np.ndarray, check=None):
         """For each query code (any order, repeats allowed): the matching updates.
 
@@ -540,9 +755,7 @@ class Trace:
         qparts, parts = [], []
         total = 0
         for b in self._spine(len(codes)):
-            lo = b.keycode.searchsorted(codes, "left")
-            hi = b.keycode.searchsorted(codes, "right")
-            counts = hi - lo
+            lo, counts = key_ranges(b, codes)
             if check is not None:
                 total += int(counts.sum())
                 check(total)
@@ -556,7 +769,7 @@ class Trace:
                 if check is not None:
                     check(total + len(q))
                 qparts.append(np.array(q, dtype=np.int64))
-                parts.append(Rows.from_packed(data, self.floats))
+                parts.append(Rows.from_packed(data, self.layout))
         rows = Rows.concat(parts, len(self.kinds or ()), self.depth)
         q = np.concatenate(qparts) if qparts else np.zeros(0, dtype=np.int64)
         return q, rows

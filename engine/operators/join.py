@@ -19,7 +19,7 @@ from ..batch import Batch, SMALL_ROWS
 from ..budget import check_pending
 from ..columns import INT, KIND_NAMES, decode_rows, encode_rows, key_code
 from ..errors import SchemaError
-from ..lattice import lub_rows
+from ..lattice import leq_rows, lub_rows
 from ..trace import Trace
 from .base import Operator
 from .linear import call_user
@@ -41,11 +41,15 @@ class Join(Operator):
         self.nkey = nkey
         self.select = select
         self.left_trace, self.right_trace = left.trace, right.trace
+        self._preselect = False
 
     def process(self, t, inputs):
         d_left, d_right = inputs
         if config.fast_paths and self._process_small(t, d_left, d_right):
             return
+        # large deltas with a column selection: _match builds only the selected columns
+        self._preselect = isinstance(self.select, tuple) and config.fast_paths and sum(
+            len(d) for d in inputs if d is not None) > SMALL_ROWS
         parts = []
         if d_left is not None and len(d_left):
             self._check_keys(d_left.kinds, self.right_trace.kinds)
@@ -62,6 +66,26 @@ class Join(Operator):
         if not parts:
             return
         kinds = self._out_kinds()
+        if self._preselect:
+            # _match built only the selected columns, and ``None`` times when every pair is
+            # at ``t``
+            kinds = tuple(kinds[j] for j in self.select)
+            if all(p[1] is None for p in parts):
+                if len(parts) == 1:
+                    cols, diffs = parts[0][0], parts[0][2]
+                else:
+                    cols = [np.concatenate([p[0][j] for p in parts]) for j in range(len(kinds))]
+                    diffs = np.concatenate([p[2] for p in parts])
+                self.emit(t, Batch(cols, kinds, diffs))
+                return
+            parts = [p if p[1] is not None else
+                     (p[0], np.broadcast_to(np.asarray(t, dtype=np.int64), (len(p[2]), len(t))),
+                      p[2]) for p in parts]
+            cols = [np.concatenate([p[0][j] for p in parts]) for j in range(len(kinds))]
+            times = np.concatenate([p[1] for p in parts])
+            diffs = np.concatenate([p[2] for p in parts])
+            self._emit_by_time(t, cols, kinds, times, diffs, selected=True)
+            return
         cols = [np.concatenate([p[0][j] for p in parts]) for j in range(len(kinds))]
         times = np.concatenate([p[1] for p in parts])
         diffs = np.concatenate([p[2] for p in parts])
@@ -158,6 +182,21 @@ class Join(Operator):
             for j in range(self.nkey):
                 same &= delta.cols[j][q] == rows.cols[j]
             q, rows = q[same], rows.take(same)
+        if self._preselect:
+            # only the selected columns are built; when every matched time is <= t (the usual
+            # case: a trace holds no later time) every pair is at t, said by None times
+            if not len(q):  # (an empty trace may not know its arity yet)
+                return [], None, delta.diffs[:0]
+            if delta_is_left:
+                where = [(True, j) for j in range(len(delta.cols))] + \
+                    [(False, j) for j in range(self.nkey, len(rows.cols))]
+            else:
+                where = [(False, j) for j in range(len(rows.cols))] + \
+                    [(True, j) for j in range(self.nkey, len(delta.cols))]
+            cols = [delta.cols[j].take(q) if from_delta else rows.cols[j]
+                    for from_delta, j in (where[k] for k in self.select)]
+            times = None if leq_rows(rows.times, t).all() else lub_rows(rows.times, t)
+            return cols, times, delta.diffs.take(q) * rows.diffs
         dcols = [c[q] for c in delta.cols]
         if delta_is_left:
             cols = dcols + list(rows.cols[self.nkey:])
@@ -166,9 +205,10 @@ class Join(Operator):
         times = lub_rows(rows.times, t)
         return cols, times, delta.diffs[q] * rows.diffs
 
-    def _emit_by_time(self, t, cols, kinds, times, diffs):
+    def _emit_by_time(self, t, cols, kinds, times, diffs, selected=False):
+        select = (lambda b: b) if selected else self._selected
         if times.shape[0] and (times == np.asarray(t)).all():
-            self.emit(t, self._selected(Batch(cols, kinds, diffs)))
+            self.emit(t, select(Batch(cols, kinds, diffs)))
             return
         if len(diffs) <= SMALL_ROWS and config.fast_paths:
             # a few rows: group them by time in Python (np.unique over rows costs ~30 us)
@@ -177,7 +217,7 @@ class Join(Operator):
                 groups.setdefault(row, []).append(i)
             for u in sorted(groups):
                 idx = np.array(groups[u], dtype=np.intp)
-                self.emit(u, self._selected(Batch([c[idx] for c in cols], kinds, diffs[idx])))
+                self.emit(u, select(Batch([c[idx] for c in cols], kinds, diffs[idx])))
             return
         uniq, inverse = np.unique(times, axis=0, return_inverse=True)
         inverse = inverse.reshape(-1)
@@ -186,7 +226,7 @@ class Join(Operator):
         for g in range(len(uniq)):
             idx = order[bounds[g]:bounds[g + 1]]
             self.emit(tuple(int(x) for x in uniq[g]),
-                      self._selected(Batch([c[idx] for c in cols], kinds, diffs[idx])))
+                      select(Batch([c[idx] for c in cols], kinds, diffs[idx])))
 
     def _selected(self, batch: Batch) -> Batch:
         sel = self.select

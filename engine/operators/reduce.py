@@ -45,6 +45,10 @@ def unique_codes(codes: np.ndarray) -> np.ndarray:
     return codes
 
 
+#: From this many keys on, a reduce accumulates its inputs with :meth:`Trace.accumulate_until`.
+LARGE_KEYS = 1024
+
+
 class Accumulation:
     """A collection's content at one time for a set of keys: consolidated columns + weights,
     sorted by record, so the rows of one key are contiguous."""
@@ -208,6 +212,12 @@ class Reduce(Operator):
     def _accumulate(self, trace, codes, t, later_keys, later_times):
         if trace.kinds is None:
             return None
+        if len(codes) >= LARGE_KEYS and config.fast_paths and isinstance(trace, Trace):
+            # many keys: only columns and diffs, filtered by time batch by batch, packed
+            cols, weights, codes_later, times_later = trace.accumulate_until(codes, t)
+            later_keys.extend(codes_later)
+            later_times.extend(times_later)
+            return Accumulation(cols, trace.kinds, weights)
         rows = trace.gather(codes)
         if not len(rows):
             return Accumulation([c[:0] for c in rows.cols], trace.kinds, rows.diffs)
