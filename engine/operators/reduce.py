@@ -86,8 +86,8 @@ class Reduce(Operator):
             if keys is not None and self._process_small(t, keys):
                 return
         codes = [key_code(b.cols, b.kinds, self.nkey) for b in inputs if b is not None and len(b)]
-        if pending:
-            codes.extend(pending)
+        if pending:  # arrays, or lists from the Python path
+            codes.extend(np.asarray(p, dtype=np.int64) for p in pending)
         if not codes:
             return
         codes = unique_codes(np.concatenate(codes) if len(codes) > 1 else codes[0])

@@ -81,16 +81,25 @@ def test_random_programs_agree_with_from_scratch_evaluation(program, epochs):
 
 @settings(max_examples=max(QUICK // 3, 1), **_SETTINGS)
 @given(program=programs(max_loop_depth=2, size=7), epochs=EPOCHS)
-def test_random_programs_agree_when_recent_rows_spill_often(program, epochs):
-    """The same, with traces turning their recent small inserts into spine batches every
-    three rows (instead of 128), so spills, merges and compaction happen inside loops."""
+def test_random_programs_agree_when_small_paths_decline_and_spill_often(program, epochs):
+    """The same, with tiny limits: traces turn their recent small inserts into spine batches
+    every three rows (instead of 128), so spills, merges and compaction happen inside loops;
+    and the reduce's and join's Python paths decline any history of more than three rows, so
+    one operator alternates between its Python and numpy paths (state written by one is read
+    by the other, as on real data with a few large keys)."""
     from ddlab.engine import trace as trace_module
+    from ddlab.engine.operators import join as join_module, reduce as reduce_module
 
-    old, trace_module.RECENT_CAPACITY = trace_module.RECENT_CAPACITY, 3
+    limits = [(trace_module, "RECENT_CAPACITY", 3), (reduce_module, "SMALL_HISTORY", 3),
+              (join_module, "SMALL_MATCHES", 3), (join_module, "SMALL_PAIRS", 3)]
+    saved = [getattr(module, name) for module, name, _ in limits]
     try:
+        for module, name, value in limits:
+            setattr(module, name, value)
         run_program(program, epochs)
     finally:
-        trace_module.RECENT_CAPACITY = old
+        for (module, name, _), value in zip(limits, saved):
+            setattr(module, name, value)
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from ddlab.engine.batch import Batch, consolidate
 from ddlab.engine.config import use_fast_paths
 from ddlab.engine.trace import Trace
 
-from .test_algorithms import cc_oracle
+from .test_algorithms import cc_oracle, scc_oracle
 
 ROWS = st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2), st.integers(0, 2),
                           st.integers(-2, 2)), max_size=2 * batch_mod.SMALL_ROWS)
@@ -278,3 +278,32 @@ def test_a_one_edge_update_takes_the_python_paths(monkeypatch):
         assert view.to_dict() == cc_oracle(present)
     assert taken["reduce", True] > 3 * taken["reduce", False]
     assert taken["join", True] > 3 * taken["join", False]
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_python_and_numpy_paths_share_a_reduce(monkeypatch, parity):
+    """The reduce's Python path runs at some times and the numpy path at others (here: by
+    the parity of the time; on real data, by the size of a key's history): what one path
+    scheduled or wrote, the other reads.  A regression: interesting times scheduled by the
+    Python path reached the numpy path as a list."""
+    from ddlab.engine.operators.reduce import Reduce
+
+    original = Reduce._process_small
+    monkeypatch.setattr(Reduce, "_process_small",
+                        lambda self, t, keys: sum(t) % 2 == parity and original(self, t, keys))
+    rng = np.random.default_rng(parity)
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    cc = algorithms.connected_components(edges).view()
+    scc = algorithms.strongly_connected_components(edges).view()
+    present = set()
+    for _ in range(25):
+        pool = sorted(present)
+        gone = {pool[i] for i in rng.integers(0, len(pool), 3)} if pool else set()
+        new = {(int(a), int(b)) for a, b in rng.integers(0, 30, size=(4, 2))} - present
+        edges.remove(sorted(gone))
+        edges.insert(sorted(new))
+        present = (present - gone) | new
+        flow.step()
+        assert cc.to_dict() == cc_oracle(present)
+        assert scc.to_dict() == scc_oracle(present)
