@@ -259,15 +259,17 @@ def sum_packed(packed, ranges, ncols):
                 sums += dlo
         else:
             sums = np.full(n, dlo, dtype=np.int64)
-    else:
-        counts = np.diff(np.append(starts, n))
-        if dbits:
-            np.bitwise_and(packed, (1 << dbits) - 1, out=packed)
-            sums = np.add.reduceat(packed, starts)
-            if dlo:
-                sums += dlo * counts
-        else:
-            sums = counts * dlo
+    elif dbits:  # the diffs decoded in place, then summed per record
+        np.bitwise_and(packed, (1 << dbits) - 1, out=packed)
+        if dlo:
+            packed += dlo
+        sums = np.add.reduceat(packed, starts)
+    else:  # every diff is dlo: the sums are the group sizes times dlo
+        sums = np.empty(len(starts), dtype=np.int64)
+        np.subtract(starts[1:], starts[:-1], out=sums[:-1])
+        sums[-1] = n - starts[-1]
+        if dlo != 1:
+            sums *= dlo
     del packed
     keep = sums != 0
     if not keep.all():

@@ -58,9 +58,16 @@ class Join(Operator):
             self._check_keys(self.left_trace.kinds, d_right.kinds)
             parts.append(self._match(d_right, self.left_trace, t, delta_is_left=False))
             if d_left is not None and len(d_left):
+                # dA x dB: index the smaller delta (a loop's first time meets the whole
+                # entered graph with a handful of seeds)
                 both = Trace(self.nkey, self.scope.depth, self.flow)
-                both.insert(t, d_right)
-                cols, times, diffs = self._match(d_left, both, t, delta_is_left=True)
+                if len(d_left) < len(d_right) and len(d_right) > SMALL_ROWS and \
+                        config.fast_paths:
+                    both.insert(t, d_left)
+                    cols, times, diffs = self._match(d_right, both, t, delta_is_left=False)
+                else:
+                    both.insert(t, d_right)
+                    cols, times, diffs = self._match(d_left, both, t, delta_is_left=True)
                 parts.append((cols, times, -diffs))
         parts = [p for p in parts if len(p[2])]
         if not parts:
