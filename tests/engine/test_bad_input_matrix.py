@@ -168,21 +168,28 @@ def _op_rows():
 
 
 def _interrupt(scn):
-    """The stop button (a real SIGINT) pressed while an operator inserts into a trace."""
+    """The stop button (a real SIGINT) pressed while an operator inserts into a trace.
+    Python's own SIGINT handler is installed for the step, whatever earlier tests or
+    imported libraries left there (one that does not raise would make this row vacuous)."""
     flow = scn.flow
     from ddlab.engine.trace import Trace
     original = Trace.insert
+    fired = []
 
     def insert(self, t, batch):
         Trace.insert = original
+        fired.append(True)
         signal.raise_signal(signal.SIGINT)
         return original(self, t, batch)
     Trace.insert = insert
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         scn.inputs["edges"].insert([(7, 8)])
         flow.step()
     finally:
         Trace.insert = original
+        signal.signal(signal.SIGINT, previous)
+        assert fired, "the step inserted into no trace: the interrupt was never sent"
 
 
 def _reentrant(scn):
