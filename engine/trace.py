@@ -152,8 +152,8 @@ class Rows:
 
 
 #: Merges of at least this many rows wait for larger inputs (:meth:`Trace._should_merge`)
-LARGE_SPINE_ROWS = 4_000_000
-MAX_SPINE_BATCHES = 8
+LARGE_SPINE_ROWS = 8_000_000
+MAX_SPINE_BATCHES = 4
 #: Merges of at least this many rows take the large path (:meth:`Trace._merge`).
 LARGE_MERGE_ROWS = 4096
 #: Lookups of at most this many keys take the small path (:meth:`Trace._small_lookup`).
