@@ -30,13 +30,13 @@ def _rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
-def _random_updates(args, rows, weighted):
+def _random_updates(args, rows, weighted, present):
     """Single-edge changes: even steps insert a new random edge, odd steps delete an existing
-    one.  Yields ``(sign, record)``; the caller keeps ``present`` in step."""
+    one.  Yields ``(sign, record)``, updating ``present`` (the caller's set of edge records:
+    no second copy of millions of tuples) as it draws."""
     rng = np.random.default_rng(args.seed + 1)
     nodes = np.unique(rows[:, :2])
-    present = {tuple(r) for r in rows.tolist()}
-    pairs = {r[:2] for r in present}
+    pairs = {r[:2] for r in present} if weighted else present
     for i in range(args.updates):
         if i % 2 == 0:
             while True:
@@ -109,6 +109,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
     edge_input.insert(edge_df[cols])
     flow.step()
     initial = time.perf_counter() - start
+    initial_rss = _rss_mb()  # the from-scratch run's peak, before the harness builds its sets
     delivered.clear()
 
     rows = edge_df[cols].to_numpy()
@@ -116,8 +117,9 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
     if args.adversarial:
         changes = [(-1, r) for r in adversarial_deletions(rows, args.adversarial_count)]
     else:
-        # drawn before timing (and before any profiler starts): the draw is not the engine's
-        changes = list(_random_updates(args, rows, weighted))
+        # drawn before timing (and before any profiler starts): the draw is not the engine's;
+        # it leaves ``present`` at the final graph, which re-applying the changes keeps
+        changes = list(_random_updates(args, rows, weighted, present))
     first_epoch = flow.epoch
     latencies, cpu = [], []
     with profiler or nullcontext():
@@ -141,6 +143,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
         "edges": int(len(edge_df)),
         "nodes": int(len(np.unique(rows[:, :2]))),
         "initial_s": round(initial, 3),
+        "initial_peak_rss_mb": initial_rss,
         "update_median_ms": round(float(np.median(lat)), 3),
         "update_p99_ms": round(float(np.percentile(lat, 99)), 3),
         # CPU time of this process: less sensitive than wall time to a busy shared machine
