@@ -124,7 +124,8 @@ def write_markdown(results):
                          f"| | | | | | | | | {target} |")
             continue
         other = []
-        for k in ("update_median_cpu_ms", "update_vs_scipy", "initial_vs_scipy", "adversarial_max_ms",
+        for k in ("update_median_cpu_ms", "update_vs_scipy", "initial_vs_scipy", "initial_peak_rss_mb",
+                  "adversarial_max_ms",
                   "adversarial_max_vs_scipy", "choice", "matches_networkx", "sources", "reached",
                   "state_growth", "slide_work_fraction", "load_and_window_s",
                   "deliver_median_ms", "steps", "retained_updates", "move_median_ms",

@@ -18,7 +18,8 @@ from ddlab.engine import trace as trace_mod
 from ddlab.engine.batch import Batch
 from ddlab.engine.operators import reduce as reduce_mod
 
-from .test_algorithms import EPOCHS, _epochs, cc_oracle, scc_oracle
+from .test_algorithms import EPOCHS, cc_oracle, scc_oracle
+from .test_fast_paths import _run_graph
 from .test_operators import EPOCHS as RECORD_EPOCHS, UNARY, _accumulate
 
 @contextmanager
@@ -103,22 +104,6 @@ def test_packed_consolidation_of_a_large_batch():
         _same(fast, general)
 
 
-def _run_graph(plan, enabled):
-    with use_fast_paths(enabled):
-        flow = ddlab.Dataflow()
-        edges = flow.input("edges", columns=["src", "dst"])
-        views = [algorithms.connected_components(edges, prioritized=False).view(),
-                 algorithms.connected_components_prioritized(edges).view(),
-                 algorithms.strongly_connected_components(edges, prioritized=True).view()]
-        results = []
-        for adds, rems, present in _epochs(plan):
-            edges.insert(adds)
-            edges.remove(rems)
-            flow.step()
-            results.append(([v.to_dict() for v in views], present))
-        return results
-
-
 @settings(max_examples=40)
 @given(plan=EPOCHS)
 def test_graph_programs_on_large_paths(plan):
@@ -128,7 +113,7 @@ def test_graph_programs_on_large_paths(plan):
     assert [r[0] for r in fast] == [r[0] for r in general]
     for views, present in fast:
         assert views[0] == views[1] == cc_oracle(present)
-        assert views[2] == scc_oracle(present)
+        assert views[2] == views[3] == scc_oracle(present)
 
 
 @settings(max_examples=40)
