@@ -13,6 +13,12 @@ from .test_operators import EPOCHS as RECORD_EPOCHS, UNARY, _accumulate
 
 
 def _run_graph(plan, enabled):
+    return _run_graph_on(_epochs(plan), enabled)
+
+
+def _run_graph_on(epochs, enabled):
+    """CC (plain, prioritized) and SCC (prioritized, plain) views after each of ``epochs``
+    (``(adds, removals, present)``): ``[(four view dicts, present), ...]``."""
     with use_fast_paths(enabled):
         flow = ddlab.Dataflow()
         edges = flow.input("edges", columns=["src", "dst"])
@@ -21,7 +27,7 @@ def _run_graph(plan, enabled):
                  algorithms.strongly_connected_components(edges, prioritized=True).view(),
                  algorithms.strongly_connected_components(edges, prioritized=False).view()]
         results = []
-        for adds, rems, present in _epochs(plan):
+        for adds, rems, present in epochs:
             edges.insert(adds)
             edges.remove(rems)
             flow.step()
