@@ -1,11 +1,13 @@
 """Reduce logics: given the accumulated input of many keys at one time, the new output.
 
 Each logic has ``evaluate(accumulations, op) -> (cols, kinds, weights)`` where the output
-records start with the key columns.  Most built-ins also have ``small(accumulations, nkey)``
-for the reduce's Python path: the same function on a few keys' integer records given as
-``{record tuple: weight}``, returning ``{record: weight}`` (or ``None`` to decline).  Built-ins (count, sum, min, max, distinct, top-k and the
+records start with the key columns.  Built-ins (count, sum, min, max, distinct, top-k and the
 multiset set operations) are vectorised over all keys at once with sorts and segmented
 reductions; ``UserReduce`` and ``UserCogroup`` call a Python function per key.
+
+Count, sum, min, max and the thresholds (distinct) also have ``small(accumulations, nkey)``
+for the reduce's Python path: the same function on a few keys' integer records given as
+``{record tuple: weight}``, returning ``{record: weight}`` (or ``None`` to decline).
 """
 from __future__ import annotations
 

@@ -149,7 +149,8 @@ class Reduce(Operator):
             found = self.out_trace.histories(keys, SMALL_HISTORY)
             if found is None:
                 return False
-            old = _accumulate_small(found, len(self.out_trace.kinds), self.depth, t, later)
+            old = _accumulate_small(found, len(self.out_trace.kinds), self.out_trace.row_depth,
+                                    t, later)
         new = self.logic.small(accs, self.nkey)
         if new is None:
             return False
@@ -167,13 +168,7 @@ class Reduce(Operator):
             kinds = (INT,) * arity
             batch = Batch(np.array(list(zip(*records)), dtype=np.int64).reshape(arity, -1),
                           kinds, np.array(diffs, dtype=np.int64), consolidated=True)
-            if self.nkey == 1 or arity == 1:  # the key code is the first field
-                self.out_trace.check_kinds(kinds, self.out_trace.name)
-                self.out_trace.kinds = kinds
-                self.out_trace.insert_rows([(r[0],) + r + t + (d,)
-                                            for r, d in zip(records, diffs)])
-            else:
-                self.out_trace.insert(t, batch)
+            self.out_trace.insert(t, batch)
             self.emit(t, batch)
         if later:
             self._schedule_small(later, t)
@@ -204,10 +199,6 @@ class Reduce(Operator):
         for u, codes in groups.items():
             obligations.setdefault(u, []).append(sorted(codes))
             schedule(u, index)
-
-    @property
-    def depth(self) -> int:
-        return self.scope.depth
 
     def _accumulate(self, trace, codes, t, later_keys, later_times):
         if trace.kinds is None:
