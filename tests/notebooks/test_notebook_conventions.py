@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
-TEACHING = ["demo.ipynb", "01_model_basics.ipynb", "02_connected_components.ipynb",
-            "03_prioritization.ipynb", "04_figure1.ipynb", "05_performance.ipynb",
-            "06_your_own_data.ipynb"]
 ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
+#: Every notebook is taught from (the demo, the numbered lessons, the how-to guides) and keeps the
+#: conventions, so a notebook added later cannot miss a check by missing from a list; the magics
+#: tour, a command reference that opens with ``%load_ext``, is the one exception.
+TEACHING = [name for name in ALL if name != "magics_tour.ipynb"]
 
 
 def _cells(name: str) -> list[dict]:
@@ -30,9 +31,8 @@ def _source(cell: dict) -> str:
     return src if isinstance(src, str) else "".join(src)
 
 
-def test_every_teaching_notebook_is_there():
-    missing = [n for n in TEACHING if n not in ALL]
-    assert not missing, f"missing notebooks: {missing}"
+def test_the_demo_is_there():
+    assert "demo.ipynb" in ALL, "notebooks/demo.ipynb is what the README's main command opens"
 
 
 @pytest.mark.parametrize("name", ALL)
