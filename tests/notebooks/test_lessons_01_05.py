@@ -594,3 +594,12 @@ def test_lesson5_figure12_lines_use_one_metric():
         engine = {t[1]: n for t, n in zip(frame["time"], frame["records"]) if n}
         assert engine == prioritized_rounds(edge_list, priority_of), name
         assert frame["seconds"].notna().all() and list(frame["round"]) == list(range(len(frame)))
+
+
+@pytest.mark.parametrize("lesson", sorted(LESSONS))
+def test_links_between_lessons_resolve(lesson):
+    text = "\n".join(_source(c) for c in _cells(lesson) if c["cell_type"] == "markdown")
+    links = re.findall(r"\]\(([^)#]+\.ipynb)", text)
+    assert lesson == 1 or links, f"lesson {lesson} links back to no earlier lesson"
+    for target in links:
+        assert (NOTEBOOKS / target).exists(), f"lesson {lesson} links to {target}, which does not exist"
