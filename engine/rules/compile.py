@@ -317,7 +317,7 @@ class Compiler:
         positions = tuple(first_at[v] for v in fields)
         memo = (id(coll), consts, tuple(equal), positions, distinct)
         if memo in self._paths:
-            return self._paths[memo], fields
+            return self._paths[memo], fields or ["$exists"]
         owner, self._owner = self._owner, ("relation", atom.relation)
         out = coll
         if consts or equal:
@@ -331,14 +331,19 @@ class Compiler:
             what = ", ".join([f"{atom.relation}[{j}] = {v!r}" for j, v in consts]
                              + [f"{atom.relation}[{i}] = {atom.relation}[{j}]" for i, j in equal])
             out = self._made(out.filter_columns(keep, name=self._name(f"where {what}")))
-        if positions != tuple(range(len(atom.args))):
+        if positions != tuple(range(len(atom.args))) and positions:
             out = self._made(out.project(*positions, name=self._name(
                 f"fields {', '.join(fields)}")))
         if distinct and any(isinstance(a, Wildcard) for a in atom.args):
             out = self._made(out.distinct(name=self._name("distinct")))
+        if not fields:
+            # no variable: the atom is a test; one record (0) while any tuple matches
+            out = self._made(out.map_columns(lambda *c: np.zeros(len(c[0]), np.int64),
+                                             name=self._name("exists")))
+            out = self._made(out.distinct(name=self._name("exists")))
         self._owner = owner
         self._paths[memo] = out
-        return out, fields
+        return out, fields or ["$exists"]
 
     def _atom_bindings(self, atom, env) -> _Bindings:
         coll, fields = self._access(atom, env, [])
@@ -452,9 +457,6 @@ class Compiler:
         right, fields = self._access(atom, env, key, distinct=True)
         plan.append(f"antijoin {atom}" + (f" on {', '.join(key)}" if key else ""))
         if not key:
-            right = self._made(right.map_columns(lambda *c: np.zeros(len(c[0]), np.int64),
-                                                 name=self._name("exists")))
-            right = self._made(right.distinct(name=self._name("exists")))
             left = self._made(b.coll.map_columns(
                 lambda *c: (np.zeros(len(c[0]), np.int64),) + c, name=self._name("constant key")))
             hit = self._made(left.join(right, name=self._name(f"semijoin {atom.relation}")))
