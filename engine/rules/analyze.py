@@ -116,7 +116,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             given = ", ".join(names) if names else "none"
             raise UnknownRelationError(
                 f"unknown input {source!r}: no collection of that name was given",
-                text, inp.pos,
+                text, inp.source_pos or inp.pos,
                 (f"did you mean {near!r}? " if near else "")
                 + f"collections available: {given}"
                 + (f". Read one with .input {inp.name}(...) from NAME" if names else ""))

@@ -175,6 +175,7 @@ class InputDirective:
     columns: tuple | None      # names given in .input NAME(a, b)
     source: str | None         # the collection after ``from``
     pos: Pos = field(compare=False)
+    source_pos: Pos | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)

@@ -140,15 +140,15 @@ class _Build(Transformer):
 
     def input_dir(self, meta, children):
         name = children[0]
-        columns, source = None, None
+        columns, source, where = None, None, None
         rest = list(children[1:])
         if rest and isinstance(rest[-1], Token) and rest[-1].type == "NAME" and len(rest) >= 2 \
                 and isinstance(rest[-2], Token) and rest[-2].type == "FROM":
-            source = str(rest[-1])
+            source, where = str(rest[-1]), _pos(rest[-1])
             rest = rest[:-2]
         if rest:
             columns = tuple(str(c) for c in rest)
-        self.program.inputs.append(InputDirective(str(name), columns, source, _pos(name)))
+        self.program.inputs.append(InputDirective(str(name), columns, source, _pos(name), where))
 
     def output_dir(self, meta, children):
         names = tuple(str(c) for c in children if isinstance(c, Token) and c.type == "NAME")
