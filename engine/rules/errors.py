@@ -15,6 +15,8 @@ class RulesError(ValueError):
     """Base of every rules-compiler error.  ``line``/``column`` locate it (or are None)."""
 
     kind = "error"
+    #: a machine-readable name of the error class (tools and conformance suites match on it)
+    code = "rules_error"
 
     def __init__(self, message: str, text: str | None = None, pos: Pos | None = None,
                  hint: str | None = None):
@@ -28,6 +30,7 @@ class RulesSyntaxError(RulesError):
     """The text does not parse (the message names what was expected)."""
 
     kind = "syntax error"
+    code = "syntax_error"
 
 
 class UnknownRelationError(RulesError):
@@ -35,12 +38,14 @@ class UnknownRelationError(RulesError):
     collection that was not given; or an ``.output`` names nothing defined."""
 
     kind = "unknown relation"
+    code = "unknown_relation"
 
 
 class ArityError(RulesError):
     """A relation is used with different numbers of fields (or differs from its input)."""
 
     kind = "arity mismatch"
+    code = "arity_mismatch"
 
 
 class UnsafeRuleError(RulesError):
@@ -48,12 +53,14 @@ class UnsafeRuleError(RulesError):
     or only in a comparison."""
 
     kind = "unsafe rule"
+    code = "unbound_variable"
 
 
 class UnstratifiableError(RulesError):
     """A cycle of the dependency graph goes through a negation (no stratification)."""
 
     kind = "unstratifiable"
+    code = "cyclic_negation"
 
 
 class AggregateError(RulesError):
@@ -61,12 +68,14 @@ class AggregateError(RulesError):
     head, an unknown aggregate, or a count/sum relation with several rules."""
 
     kind = "aggregate"
+    code = "aggregate_misuse"
 
 
 class RulesTypeError(RulesError):
     """A constant does not fit a ``.decl`` type (a string in a ``number`` field, ...)."""
 
     kind = "type mismatch"
+    code = "type_mismatch"
 
 
 def render(message: str, text: str | None, pos: Pos | None, hint: str | None) -> str:

@@ -175,7 +175,7 @@ def parse(text: str) -> Program:
 
 def _describe_expected(names, parser) -> str:
     words = []
-    for name in sorted(names):
+    for name in sorted(names, key=lambda n: (" " in TERMINAL_WORDS.get(n, ""), n)):
         word = TERMINAL_WORDS.get(name)
         if word is None:
             try:
