@@ -34,6 +34,7 @@ class Relation:
     types: list | None = None
     source: str | None = None         # the collection an .input reads
     source_columns: tuple | None = None   # fields picked from that collection, by name
+    declared: bool = False            # has a .decl (with no rules nor input: empty)
     rules: list = field(default_factory=list)
     facts: list = field(default_factory=list)
     aggregate: tuple | None = None    # (position, function) of its aggregate rules
@@ -90,8 +91,9 @@ def analyze(program: Program, available: dict) -> Analysis:
                     f"{atom.relation} has {n} field{'s' if n != 1 else ''} here but "
                     f"{rel.arity} at {where} ({origin[0] if origin else 'declared'})",
                     text, atom.pos,
-                    f"every use of {atom.relation} needs {rel.arity} arguments: "
-                    f"{atom.relation}({', '.join(rel.columns)})")
+                    f"every use of {atom.relation} needs {rel.arity} argument"
+                    f"{'s' if rel.arity != 1 else ''}: {atom.relation}("
+                    f"{', '.join(c or f'c{j}' for j, c in enumerate(rel.columns))})")
         else:
             rels[atom.relation] = Relation(atom.relation, n, [None] * n)
             first_use[atom.relation] = (str(atom), atom.pos)
@@ -105,7 +107,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             raise ArityError(f"{d.name} is declared with no fields", text, d.pos,
                              "ddlab relations have at least one field")
         rels[d.name] = Relation(d.name, len(d.attributes), [a for a, _ in d.attributes],
-                                [t for _, t in d.attributes])
+                                [t for _, t in d.attributes], declared=True)
         first_use[d.name] = (f".decl {d.name}", d.pos)
     for inp in program.inputs:
         source = inp.source or inp.name
@@ -172,7 +174,8 @@ def analyze(program: Program, available: dict) -> Analysis:
         for lit in rule.body:
             atom = lit.atom if isinstance(lit, Negation) else lit
             if isinstance(atom, Atom) and not (rels[atom.relation].derived
-                                               or rels[atom.relation].is_input):
+                                               or rels[atom.relation].is_input
+                                               or rels[atom.relation].declared):
                 _unknown(atom, rels, text, available)
     for rel in rels.values():
         _check_aggregates(rel, text)
@@ -209,8 +212,9 @@ def _unknown(atom, rels, text, available):
     elif near:
         hint = f"did you mean {near!r}? defined: {', '.join(defined)}"
     else:
-        hint = (f"defined: {', '.join(defined) or 'none'}; give it rules or facts, or read a "
-                f"collection with .input {atom.relation}(...) from NAME")
+        hint = (f"defined: {', '.join(defined) or 'none'}; give it rules or facts, read a "
+                f"collection with .input {atom.relation}(...) from NAME, or .decl it (an "
+                "empty relation)")
     raise UnknownRelationError(f"{atom.relation} is used but has no rules, facts or .input",
                                text, atom.pos, hint)
 

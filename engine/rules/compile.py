@@ -161,6 +161,8 @@ class Compiler:
     def build(self) -> dict:
         rels = self.analysis.relations
         for rel in rels.values():
+            if rel.declared and not (rel.derived or rel.is_input):
+                self.relations[rel.name] = self.empty()      # declared, never given tuples
             if rel.is_input and not rel.rules:
                 self._owner = ("relation", rel.name)
                 parts = self._source(rel)

@@ -25,6 +25,7 @@ clause: heads [":-" body] "."
 heads: head ("," head)*
 head: NAME "(" [head_arg ("," head_arg)*] ")"
 ?head_arg: expr
+         | WILDCARD -> wildcard
          | NAME "(" [expr] ")" -> aggregate
          | NAME "(" WILDCARD ")" -> aggregate_wild
 
