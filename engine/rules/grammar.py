@@ -11,7 +11,7 @@ start: statement*
 
 ?statement: decl | input_dir | output_dir | type_dir | clause
 
-decl: ".decl" NAME "(" [attribute ("," attribute)*] ")" _directive_tail?
+decl: ".decl" NAME "(" [attribute ("," attribute)*] ")"
 attribute: NAME ":" NAME
 type_dir: ".type" NAME _type_body
 _type_body: "<:" NAME | "=" NAME ("|" NAME)*
@@ -19,7 +19,6 @@ input_dir: ".input" NAME [ "(" [param ("," param)*] ")" ] [FROM NAME]
 output_dir: ".output" NAME ("," NAME)* [ "(" [param ("," param)*] ")" ]
 ?param: NAME -> column
       | NAME "=" (STRING | NAME | SIGNED_NUMBER) -> io_option
-_directive_tail: NAME+
 
 clause: heads [":-" body] "."
 heads: head ("," head)*
