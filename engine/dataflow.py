@@ -287,12 +287,12 @@ class Dataflow:
         """
         return self.statistics.lattice(loop, epochs, by_operator=by_operator)
 
-    def loop_differences(self, epoch: int, loop: str, with_empty: bool = False) -> pd.DataFrame:
+    def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch`` (what its feedback
-        carried): the per-iteration curve of the CIDR paper's Figure 1.  Only busy iterations
-        are listed unless ``with_empty=True``, which lists every iteration up to the last busy
-        one (empty ones with 0, as the paper's "completely empty" iterations) and the loop's
-        own coordinate in a ``time`` column.
+        carried): the per-iteration curve of the CIDR paper's Figure 1.  Every iteration up to
+        the last busy one is listed, the empty ones with 0 (the paper's "completely empty"
+        iterations of a differential update), with the loop's own coordinate in a ``time``
+        column; ``with_empty=False`` lists only the busy ones, by position.
 
         >>> from ddlab.algorithms import connected_components
         >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
@@ -304,10 +304,10 @@ class Dataflow:
         >>> _ = connected_components(edges, prioritized=False).view()
         >>> edges.insert([(1, 4), (2, 4), (3, 2)]); _ = flow.step()
         >>> edges.remove([(3, 2)]); _ = flow.step()          # iteration 1 has nothing to do
-        >>> flow.loop_differences(1, "root/cc")["records"].tolist()
-        [1, 2]
-        >>> flow.loop_differences(1, "root/cc", with_empty=True)[["time", "records"]].values.tolist()
+        >>> flow.loop_differences(1, "root/cc")[["time", "records"]].values.tolist()
         [[0, 1], [1, 0], [2, 2]]
+        >>> flow.loop_differences(1, "root/cc", with_empty=False)["records"].tolist()
+        [1, 2]
         """
         return self.statistics.loop_differences(epoch, loop, with_empty)
 

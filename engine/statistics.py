@@ -118,19 +118,19 @@ class Statistics:
         frame = pd.DataFrame([k + (v,) for k, v in cells.items()], columns=columns)
         return frame.sort_values(columns[:-1], kind="stable").reset_index(drop=True)
 
-    def loop_differences(self, epoch: int, loop: str, with_empty: bool = False) -> pd.DataFrame:
+    def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback
         edges carried back (the loop variables' changes), in the loop's time order; the
         per-iteration curve of the CIDR paper's Figure 1.  Columns ``iteration`` (position in
         the loop's time order, from 0) and ``records``.  A nested loop's counts are summed
         over the outer loops' coordinates.
 
-        By default only the iterations whose feedback carried something are listed, so an
-        empty iteration between two busy ones does not show.  ``with_empty=True`` lists every
-        iteration from 0 to the last busy one (per priority class of a prioritized loop), the
-        empty ones with 0 records, and adds a ``time`` column: the loop's own coordinate (an
-        iteration number, or a ``(priority, iteration)`` pair).  For a plain loop
-        ``iteration`` then equals that coordinate."""
+        By default (``with_empty``) every iteration from 0 to the last busy one is listed (per
+        priority class of a prioritized loop), the empty ones with 0 records, with a ``time``
+        column: the loop's own coordinate (an iteration number, or a ``(priority, iteration)``
+        pair); for a plain loop ``iteration`` equals that coordinate.  ``with_empty=False``
+        lists only the iterations whose feedback carried something, by position (an empty
+        iteration between two busy ones then closes up and later ones shift)."""
         depth = loop.count("/")
         per_time: dict[int, int] = {}
         kind = None
