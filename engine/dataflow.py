@@ -177,6 +177,7 @@ class Dataflow:
         stats = self.statistics
         stats.discard()
         n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
+        changes = {name: list(i.op.pending) for name, i in self._inputs.items() if i.op.pending}
         start = perf_counter()
         guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
         try:
@@ -207,9 +208,11 @@ class Dataflow:
             raise
         seconds = perf_counter() - start
         runs = stats.running
+        retained = {op.id: sum(len(tr) for tr in op.traces()) for op in self._ops}
         report = StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
-                            self.retained_updates())
-        stats.commit(epoch, report)
+                            sum(retained.values()))
+        stats.commit(epoch, report, retained={i: n for i, n in retained.items() if n},
+                     inputs=changes)
         self.epoch = epoch + 1
         # the epoch has committed: every subscriber is served, a failing one raises after
         deliver_to_subscribers(self._subscribers, epoch, report, guard)
@@ -299,6 +302,46 @@ class Dataflow:
         [4, 4, 2]
         """
         return self.statistics.loop_differences(epoch, loop)
+
+    def input_changes(self, epoch: int | None = None) -> dict[str, pd.DataFrame]:
+        """The updates each input received in ``epoch`` (default: the last completed), one
+        frame per input with its fields and ``diff`` (consolidated), for the last two
+        epochs only (what explanations of a move need: its causes and the move before).
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"])
+        >>> xs.insert([1, 2]); _ = flow.step(); xs.remove([1]); _ = flow.step()
+        >>> print(flow.input_changes()["xs"].to_string(index=False))
+         x  diff
+         1    -1
+        """
+        if epoch is None:
+            epoch = self.epoch - 1
+        out = {}
+        for name, batches in self.statistics.inputs(epoch).items():
+            from .batch import concat_batches
+            from .columns import decode_column
+
+            batch = concat_batches(batches, name).consolidate()
+            cols = self._inputs[name].columns
+            names = list(cols) if cols and len(cols) == batch.arity else [
+                f"c{j}" for j in range(batch.arity)]
+            data = {n: decode_column(c, k, self.interner)
+                    for n, c, k in zip(names, batch.cols, batch.kinds)}
+            data["diff"] = batch.diffs
+            out[name] = pd.DataFrame(data)
+        return out
+
+    def retained_by_operator(self, epoch: int | None = None) -> dict[int, int]:
+        """Updates held in each operator's traces (by operator id, operators holding none
+        left out) after ``epoch`` (default: the last completed), for the kept epochs; their
+        sum is that epoch's ``retained_updates`` in :meth:`epoch_log`.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step()
+        >>> sum(flow.retained_by_operator().values()) == int(flow.epoch_log()["retained_updates"][0])
+        True
+        """
+        return dict(self.statistics.retained(self.epoch - 1 if epoch is None else epoch))
 
     def loops(self) -> list[str]:
         """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``).

@@ -71,3 +71,40 @@ def test_rows_where_on_float_columns_and_entered_traces():
     entered = EnteredTrace(arranged.op.trace, 1).rows_where(1, [1.5])
     assert entered.cols[0].tolist() == [2] and entered.times.shape == (1, 2)
     assert np.all(entered.times[:, 1] == 0)
+
+
+def test_input_changes_keep_the_last_two_epochs_and_roll_back_with_a_failed_one():
+    flow = ddlab.Dataflow()
+    xs = flow.input("xs", columns=["x", "y"])
+    out = xs.map(lambda r: 1 // (r[1] - 9))   # y == 9 fails the epoch
+    _ = out.view()
+    xs.insert([(1, 1), (2, 1)]); flow.step()
+    xs.insert([(3, 1)]); xs.remove([(1, 1)]); flow.step()
+    xs.insert([(4, 1), (4, 1)]); flow.step()
+    last = flow.input_changes()["xs"]
+    assert last.to_dict("list") == {"x": [4], "y": [1], "diff": [2]}
+    before = flow.input_changes(1)["xs"].sort_values("x")
+    assert before.to_dict("list") == {"x": [1, 3], "y": [1, 1], "diff": [-1, 1]}
+    assert flow.input_changes(0) == {}            # only the last two epochs are kept
+    xs.insert([(5, 9)])
+    try:
+        flow.step()
+    except ddlab.OperatorError:
+        pass
+    assert flow.input_changes()["xs"].to_dict("list") == {"x": [4], "y": [1], "diff": [2]}
+
+
+def test_retained_by_operator_adds_up_to_the_epoch_log_every_epoch():
+    from ddlab.algorithms import connected_components
+
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    _ = connected_components(edges, prioritized=False).view()
+    rng = random.Random(1)
+    for _ in range(6):
+        edges.insert([(rng.randrange(30), rng.randrange(30)) for _ in range(20)])
+        flow.step()
+        per_op = flow.retained_by_operator()
+        assert sum(per_op.values()) == flow.retained_updates() == \
+            int(flow.epoch_log()["retained_updates"].iloc[-1])
+        assert all(n > 0 for n in per_op.values())
