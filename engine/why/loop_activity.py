@@ -1,0 +1,213 @@
+"""``flow.why_loop()``: why a loop ran as many iterations as it did in the last epoch.
+
+Per loop: the iterations it used, the records in difference per iteration (what its feedback
+carried: the same count as :meth:`Dataflow.loop_differences`, the CIDR paper's Figure 1
+metric), the updates each operator inside it emitted per iteration (from the always-on
+statistics), and the *keys that kept changing longest*: the keys (first fields) of the
+records in difference, ranked by the number of iterations in which they changed, with the
+values the loop held for them at each iteration.
+
+The statistics count updates but do not keep them, so the keys are found by replaying the
+last two epochs of the loop's upstream from scratch (:mod:`.replay`): the previous epoch's
+inputs, then the last move's changes, with a tap on every feedback edge.  The updates a
+feedback carries at an iteration of the second epoch are determined by the loop's contents
+at that iteration and the one before, in both epochs (Naiad report, section 3.2: the
+difference at ``(e, i)`` is the Moebius inversion of the collections around it), so the
+replay sees exactly the updates the live flow saw; the counts are checked against the
+statistics (``agrees``).  The replay costs a from-scratch run of the loop's upstream: fast
+on a notebook's windows, seconds on graphs of millions of edges.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..errors import DataflowError
+from .explain import previous_inputs
+from .replay import Replay
+
+
+@dataclass
+class LoopActivity:
+    """One loop's activity in one epoch."""
+
+    loop: str
+    epoch: int
+    iterations: pd.DataFrame     # position, coordinate, records (in difference), keys
+    per_operator: pd.DataFrame   # operator, position, updates (emitted inside the loop)
+    top_keys: pd.DataFrame       # key, iterations changed, first, last, values over iterations
+    agrees: bool = True          # the replay's counts equal flow.loop_differences
+    notes: list = field(default_factory=list)
+
+    @property
+    def used(self) -> int:
+        """Iterations (loop times with records in difference) in this epoch."""
+        return len(self.iterations)
+
+    def summary(self) -> str:
+        if not self.used:
+            return f"loop {self.loop}: no records in difference in epoch {self.epoch}"
+        first, last = self.iterations["coordinate"].iloc[0], self.iterations["coordinate"].iloc[-1]
+        total = int(self.iterations["records"].sum())
+        text = (f"loop {self.loop} in epoch {self.epoch}: {self.used} iteration(s) with "
+                f"records in difference (coordinates {first}..{last}), {total:,} records in "
+                f"difference")
+        if len(self.top_keys):
+            key = self.top_keys["key"].tolist()[0]
+            n = int(self.top_keys["iterations changed"].iloc[0])
+            text += f"; key {key!r} changed in {n} of them (the longest)"
+        return text
+
+    def __repr__(self) -> str:
+        return "\n".join([self.summary(), self.iterations.to_string(index=False),
+                          "keys that kept changing longest:",
+                          self.top_keys.to_string(index=False)] + self.notes)
+
+
+def _feedbacks(flow, loop: str) -> list:
+    return [op for op in flow.operators if op.kind == "feedback" and op.scope.path == loop]
+
+
+def _user_key(record):
+    return record[0] if isinstance(record, tuple) else record
+
+
+def loop_activity(flow, loop: str | None = None, top: int = 10, max_values: int = 4
+                  ) -> list[LoopActivity]:
+    """The activity of ``loop`` (a scope path such as ``"root/cc"``; default: every loop)
+    in the last completed epoch; ``top`` keys per loop, each with at most ``max_values``
+    values shown per iteration."""
+    if flow.epoch == 0:
+        raise DataflowError("no epoch has completed yet: step() first")
+    loops = flow.loops()
+    if loop is not None:
+        if loop not in loops:
+            raise DataflowError(f"no loop {loop!r}; loops: {', '.join(loops) or 'none'}")
+        loops = [loop]
+    epoch = flow.epoch - 1
+    out = []
+    feedback_ops = {path: _feedbacks(flow, path) for path in loops}
+    include = [op for ops in feedback_ops.values() for op in ops]
+    if not include:
+        return out
+    cone = set()
+    for op in include:
+        cone |= flow.upstream(op)
+    before, changes = previous_inputs(flow, cone) if epoch > 0 else ({}, {})
+    replay = Replay(flow, include=include)
+    taps: dict = {}
+    for path, ops in feedback_ops.items():
+        for fb in ops:
+            seen: list = []
+            taps.setdefault(path, []).append(seen)
+            body = fb.inputs[0]
+            replay.copy_of(body).inspect(
+                lambda rec, t, d, seen=seen: seen.append((rec, t, d)), name="why-loop tap")
+    if epoch > 0:
+        replay.step(before)
+        first_epoch = {path: [list(s) for s in seen] for path, seen in taps.items()}
+        for seen_lists in taps.values():
+            for s in seen_lists:
+                s.clear()
+        replay.step(changes)
+    else:
+        replay.step(_current(flow, cone))
+        first_epoch = {path: [[] for _ in seen] for path, seen in taps.items()}
+    for path in loops:
+        depth = path.count("/")
+        out.append(_activity(flow, path, depth, epoch, taps.get(path, []),
+                             first_epoch.get(path, []), top, max_values))
+    return out
+
+
+def _current(flow, cone) -> dict:
+    from .history import Histories
+
+    hist = Histories(flow, budget=None)
+    return {o.name: dict(hist.content(o, None, ())) for o in flow.operators
+            if o.id in cone and o.kind == "input"}
+
+
+def _coordinate(t, depth):
+    """The loop's own coordinate of a displayed time (an int, or a (priority, iteration))."""
+    return t[depth]
+
+
+def _activity(flow, path, depth, epoch, taps, earlier, top, max_values) -> LoopActivity:
+    # the feedback carries the body's updates at coordinate c to c + 1: count them there
+    per_coord: Counter = Counter()
+    keys_at: dict = {}
+    for seen in taps:
+        for rec, t, d in seen:
+            c = _shift(_coordinate(t, depth))
+            per_coord[c] += 1
+            keys_at.setdefault(c, set()).add(_user_key(rec))
+    coords = sorted(per_coord)
+    iterations = pd.DataFrame({"position": range(len(coords)),
+                               "coordinate": coords,
+                               "records": [per_coord[c] for c in coords],
+                               "keys": [len(keys_at[c]) for c in coords]})
+    stats = flow.loop_differences(epoch, path)
+    agrees = stats["records"].tolist() == iterations["records"].tolist()
+    # updates each operator of the loop emitted per loop coordinate (statistics)
+    frame = flow.stats(epoch)
+    inside = frame[frame["scope"] == path]
+    per_op = (inside.groupby(["operator", "iteration"], sort=True)["out"].sum().reset_index()
+              .rename(columns={"out": "updates"}))
+    # keys ranked by the number of iterations in which they changed
+    changed: Counter = Counter()
+    span: dict = {}
+    for c in coords:
+        for k in keys_at[c]:
+            changed[k] += 1
+            lo, hi = span.get(k, (c, c))
+            span[k] = (min(lo, c), max(hi, c))
+    ranked = sorted(changed, key=lambda k: (-changed[k], repr(k)))[:top]
+    values = _values_over(taps, earlier, depth, set(ranked), coords, max_values)
+    top_keys = pd.DataFrame({
+        "key": ranked,
+        "iterations changed": [changed[k] for k in ranked],
+        "first": [span[k][0] for k in ranked],
+        "last": [span[k][1] for k in ranked],
+        "values": [values.get(k, []) for k in ranked]})
+    notes = [] if agrees else [
+        f"the replay's counts {iterations['records'].tolist()} differ from "
+        f"flow.loop_differences {stats['records'].tolist()}"]
+    return LoopActivity(path, epoch, iterations, per_op, top_keys, agrees, notes)
+
+
+def _shift(c):
+    """The coordinate at which the feedback delivers an update made at ``c``."""
+    return (c[0], c[1] + 1) if isinstance(c, tuple) else c + 1
+
+
+def _values_over(taps, earlier, depth, keys, coords, max_values) -> dict:
+    """For each key: ``[(coordinate, [records the loop holds for it there])]`` at the
+    coordinates where it changed (both epochs' updates accumulated)."""
+    updates = []
+    for seen in list(taps) + list(earlier):
+        updates.extend((rec, _shift(_coordinate(t, depth)), d) for rec, t, d in seen
+                       if _user_key(rec) in keys)
+    out: dict = {}
+    for k in keys:
+        mine = [(rec, c, d) for rec, c, d in updates if _user_key(rec) == k]
+        seq = []
+        for c in coords:
+            held: Counter = Counter()
+            for rec, cc, d in mine:
+                if _leq(cc, c):
+                    held[rec] += d
+            present = sorted((r for r, m in held.items() if m > 0), key=repr)
+            if not seq or seq[-1][1] != present[:max_values]:
+                seq.append((c, present[:max_values]))
+        out[k] = seq
+    return out
+
+
+def _leq(a, b) -> bool:
+    return a <= b
+
+
+__all__ = ["LoopActivity", "loop_activity"]
