@@ -263,7 +263,12 @@ def explain(flow, collection, record, *, verify: bool = True, budget: int | None
         if verify:
             if replayer is None:
                 replayer = _Replayer(flow, op)
-            got = replayer.multiplicity(facts, rec)
+            try:
+                got = replayer.multiplicity(facts, rec)
+            except DataflowError as err:   # e.g. a loop that cycles on fewer inputs
+                result.notes.append(f"the {method} explanation's replay failed: "
+                                    f"{type(err).__name__}: {str(err).splitlines()[0]}")
+                continue
             if got * mult <= 0:
                 result.notes.append(
                     f"the {method} explanation ({sum(map(len, facts.values()))} records) did "
@@ -328,7 +333,11 @@ def _explain_departure(flow, op, rec, result, verify, budget) -> None:
     if not changes:
         return
     previous = Replay(flow, op)
-    if previous.run(before).get(rec, 0) == 0:
+    try:
+        if previous.run(before).get(rec, 0) == 0:
+            return
+    except DataflowError as err:  # pragma: no cover - it converged in the live flow
+        result.notes.append(f"replaying the previous epoch failed: {err}")
         return
     earlier = explain(previous.flow, previous.target, result.record, verify=verify,
                       budget=budget)
@@ -341,6 +350,12 @@ def _explain_departure(flow, op, rec, result, verify, budget) -> None:
     moved = touching or {n: v for n, v in changes.items() if v}
 
     def gone(chosen: dict) -> bool:
+        try:
+            return _gone(chosen)
+        except DataflowError:
+            return False
+
+    def _gone(chosen: dict) -> bool:
         base = {n: dict(v) for n, v in used.items()}
         for n, delta in chosen.items():
             for r, d in delta.items():

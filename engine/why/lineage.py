@@ -237,7 +237,9 @@ class Tracer:
         _, lrec, ls, rrec, rs = min(ranked, key=lambda z: z[0])
         step.note = f"{lrec!r} \u22c8 {rrec!r}" + (
             f" (one of {len(ranked)} pairs)" if len(ranked) > 1 else "")
-        return [("P", left_op, lrec, t, ls), ("P", right_op, rrec, t, rs)]
+        # the right side first: in a loop it is usually the constant side (the edges), so
+        # the chain on the left, explored after it, can reuse what the right side used
+        return [("P", right_op, rrec, t, rs), ("P", left_op, lrec, t, ls)]
 
     def _reduce_present(self, step, op, rec, t, sign):
         logic = op.logic
