@@ -136,12 +136,13 @@ def _coordinate(t, depth):
 
 
 def _activity(flow, path, depth, epoch, taps, earlier, top, max_values) -> LoopActivity:
-    # the feedback carries the body's updates at coordinate c to c + 1: count them there
+    # the feedback runs at the body's coordinate c (and delivers at c + 1): numbered by c,
+    # as flow.loop_differences and flow.stats number them
     per_coord: Counter = Counter()
     keys_at: dict = {}
     for seen in taps:
         for rec, t, d in seen:
-            c = _shift(_coordinate(t, depth))
+            c = _coordinate(t, depth)
             per_coord[c] += 1
             keys_at.setdefault(c, set()).add(_user_key(rec))
     coords = sorted(per_coord)
@@ -178,17 +179,12 @@ def _activity(flow, path, depth, epoch, taps, earlier, top, max_values) -> LoopA
     return LoopActivity(path, epoch, iterations, per_op, top_keys, agrees, notes)
 
 
-def _shift(c):
-    """The coordinate at which the feedback delivers an update made at ``c``."""
-    return (c[0], c[1] + 1) if isinstance(c, tuple) else c + 1
-
-
 def _values_over(taps, earlier, depth, keys, coords, max_values) -> dict:
     """For each key: ``[(coordinate, [records the loop holds for it there])]`` at the
     coordinates where it changed (both epochs' updates accumulated)."""
     updates = []
     for seen in list(taps) + list(earlier):
-        updates.extend((rec, _shift(_coordinate(t, depth)), d) for rec, t, d in seen
+        updates.extend((rec, _coordinate(t, depth), d) for rec, t, d in seen
                        if _user_key(rec) in keys)
     out: dict = {}
     for k in keys:
