@@ -190,11 +190,9 @@ class Explanation:
 
 
 def _when(t) -> str:
-    parts = []
-    for c in t:
-        parts.append(f"({c[0]}, {c[1]})" if isinstance(c, tuple) else str(c))
-    return "iteration " + ", ".join(parts) if len(parts) == 1 else "time (" + ", ".join(
-        parts) + ")"
+    """``iteration 3``, ``priority 0, iteration 2``; nested loops separated by ``;``."""
+    return "; ".join(f"priority {c[0]}, iteration {c[1]}" if isinstance(c, tuple) else
+                     f"iteration {c}" for c in t)
 
 
 def _frames(flow, facts: dict) -> dict:
