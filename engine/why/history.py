@@ -18,6 +18,7 @@ consolidated dicts ``{(record, inner time): diff}``; times are inner (epoch drop
 from __future__ import annotations
 
 from collections import Counter
+from functools import lru_cache
 from itertools import product
 
 import numpy as np
@@ -42,9 +43,27 @@ def key_pattern(keys, width: int) -> frozenset:
 
 
 def matches(record, pattern) -> bool:
+    """Whether ``record`` matches ``pattern`` (one of its conjunctions)."""
     if pattern is None:
         return True
-    return any(all(j < len(record) and record[j] == v for j, v in conj) for conj in pattern)
+    return matcher(pattern)(record)
+
+
+@lru_cache(maxsize=4096)
+def matcher(pattern):
+    """A fast test for one pattern: a set lookup when every conjunction fixes the same
+    fields (key and record patterns: one per neighbour, hundreds of them), else a scan."""
+    columns = {tuple(j for j, _ in conj) for conj in pattern}
+    if len(columns) == 1:
+        (cols,) = columns
+        if not cols:
+            return lambda record: True
+        values = {tuple(v for _, v in conj) for conj in pattern}
+        top = max(cols)
+        return lambda record: len(record) > top and tuple(record[j] for j in cols) in values
+    conjs = list(pattern)
+    return lambda record: any(all(j < len(record) and record[j] == v for j, v in conj)
+                              for conj in conjs)
 
 
 def user_form(record):
@@ -149,8 +168,7 @@ class Histories:
     def _compute(self, op, pattern) -> dict:
         trace = reading.trace_of(op)
         if trace is not None:
-            rows = reading.read(trace, self.interner, pattern)
-            return _consolidate((rec, time, d) for rec, time, d in rows if matches(rec, pattern))
+            return _consolidate(reading.read(trace, self.interner, pattern))
         kind = op.kind
         handler = getattr(self, f"_{kind}", None)
         if handler is None:

@@ -101,8 +101,10 @@ def read(trace, interner, conjunctions) -> list:
         out.extend(_decode_rows(trace.gather(wanted), kinds, interner))
     for j, codes in by_column.items():
         out.extend(_decode_rows(trace.rows_where(j, sorted(codes)), kinds, interner))
-    matched = [u for u in out if any(all(u[0][j] == v for j, v in conj)
-                                     for conj in conjunctions)]
+    from .history import matcher
+
+    test = matcher(frozenset(conjunctions))
+    matched = [u for u in out if test(u[0])]
     if by_key and by_column:  # a row found both ways counts once
         matched = list(dict.fromkeys(matched))
     return matched
