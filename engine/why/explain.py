@@ -77,13 +77,21 @@ class Explanation:
                        for r in frame.itertuples(index=False, name=None)}
                 for name, frame in self.inputs.items()}
 
+    def freeze(self) -> "Explanation":
+        """Keep the derivation as plain nodes and drop the references to operators (an
+        explanation of the previous epoch would otherwise keep its replayed flow alive)."""
+        if self.root is not None:
+            self._frozen = self.nodes()
+            self.steps, self.root = {}, None
+        return self
+
     def nodes(self, shown: set | None = SHOWN) -> list[dict]:
         """The derivation as a list of nodes ``{id, operator, label, kind, name, records,
         time, iteration, exact, note, children}`` (children: ids), root first; ``shown``
         keeps only those operator kinds (plus the root), skipping plumbing in between.
         This is what a renderer (the explorer, a rules compiler's proof tree) reads."""
         if self.root is None:
-            return []
+            return list(getattr(self, "_frozen", []))
         ids: dict = {}
         out: list = []
 
@@ -340,7 +348,7 @@ def _explain_departure(flow, op, rec, result, verify, budget) -> None:
     earlier = explain(previous.flow, previous.target, result.record, verify=verify,
                       budget=budget)
     earlier.collection, earlier.epoch = result.collection, result.epoch - 1
-    result.previous = earlier
+    result.previous = earlier.freeze()
     used = {n: {as_record(r): m for r, m in recs.items()} for n, recs in earlier.records().items()}
     touching = {n: {r: d for r, d in delta.items() if d < 0 and r in used.get(n, {})}
                 for n, delta in changes.items()}

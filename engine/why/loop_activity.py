@@ -9,12 +9,13 @@ values the loop held for them at each iteration.
 
 The statistics count updates but do not keep them, so the keys are found by replaying the
 last two epochs of the loop's upstream from scratch (:mod:`.replay`): the previous epoch's
-inputs, then the last move's changes, with a tap on every feedback edge.  The updates a
+inputs, then the last move's changes, with a tap on every feedback edge during the second.  The updates a
 feedback carries at an iteration of the second epoch are determined by the loop's contents
 at that iteration and the one before, in both epochs (Naiad report, section 3.2: the
 difference at ``(e, i)`` is the Moebius inversion of the collections around it), so the
 replay sees exactly the updates the live flow saw; the counts are checked against the
-statistics (``agrees``).  The replay costs a from-scratch run of the loop's upstream: fast
+statistics (``agrees``).  The values over the iterations are read from the live flow's
+traces.  The replay costs a from-scratch run of the loop's upstream: fast
 on a notebook's windows, seconds on graphs of millions of edges.
 """
 from __future__ import annotations
@@ -24,8 +25,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..columns import decode_rows
 from ..errors import DataflowError
+from ..lattice import display_time
 from .explain import previous_inputs
+from .history import INF, Histories, accumulate, as_record, key_pattern, user_form
 from .replay import Replay
 
 
@@ -78,7 +82,7 @@ def loop_activity(flow, loop: str | None = None, top: int = 10, max_values: int 
                   ) -> list[LoopActivity]:
     """The activity of ``loop`` (a scope path such as ``"root/cc"``; default: every loop)
     in the last completed epoch; ``top`` keys per loop, each with at most ``max_values``
-    values shown per iteration."""
+    records shown per iteration."""
     if flow.epoch == 0:
         raise DataflowError("no epoch has completed yet: step() first")
     loops = flow.loops()
@@ -87,77 +91,73 @@ def loop_activity(flow, loop: str | None = None, top: int = 10, max_values: int 
             raise DataflowError(f"no loop {loop!r}; loops: {', '.join(loops) or 'none'}")
         loops = [loop]
     epoch = flow.epoch - 1
-    out = []
     feedback_ops = {path: _feedbacks(flow, path) for path in loops}
     include = [op for ops in feedback_ops.values() for op in ops]
     if not include:
-        return out
+        return []
     cone = set()
     for op in include:
         cone |= flow.upstream(op)
-    before, changes = previous_inputs(flow, cone) if epoch > 0 else ({}, {})
     replay = Replay(flow, include=include)
-    taps: dict = {}
-    for path, ops in feedback_ops.items():
-        for fb in ops:
-            seen: list = []
-            taps.setdefault(path, []).append(seen)
-            body = fb.inputs[0]
-            replay.copy_of(body).inspect(
-                lambda rec, t, d, seen=seen: seen.append((rec, t, d)), name="why-loop tap")
-    if epoch > 0:
+    taps = {path: [(fb.inputs[0], replay.tap(fb.inputs[0])) for fb in ops]
+            for path, ops in feedback_ops.items()}
+    if epoch > 0:      # the previous epoch's inputs untapped, then the last move tapped
+        before, changes = previous_inputs(flow, cone)
         replay.step(before)
-        first_epoch = {path: [list(s) for s in seen] for path, seen in taps.items()}
-        for seen_lists in taps.values():
-            for s in seen_lists:
-                s.clear()
+        _activate(taps)
         replay.step(changes)
     else:
+        _activate(taps)
         replay.step(_current(flow, cone))
-        first_epoch = {path: [[] for _ in seen] for path, seen in taps.items()}
-    for path in loops:
-        depth = path.count("/")
-        out.append(_activity(flow, path, depth, epoch, taps.get(path, []),
-                             first_epoch.get(path, []), top, max_values))
-    return out
+    hist = Histories(flow, budget=None)
+    return [_activity(flow, hist, path, path.count("/"), epoch, taps[path],
+                      replay.flow.interner, top, max_values) for path in loops]
+
+
+def _activate(taps) -> None:
+    for pairs in taps.values():
+        for _, tap in pairs:
+            tap.active = True
 
 
 def _current(flow, cone) -> dict:
-    from .history import Histories
-
     hist = Histories(flow, budget=None)
     return {o.name: dict(hist.content(o, None, ())) for o in flow.operators
             if o.id in cone and o.kind == "input"}
 
 
-def _coordinate(t, depth):
-    """The loop's own coordinate of a displayed time (an int, or a (priority, iteration))."""
-    return t[depth]
+def _tapped(tap, interner, depth):
+    """``[(record, loop coordinate, diff)]`` a tap saw (the feedback's input in the epoch)."""
+    out = []
+    for t, batch in tap.seen:
+        rows = decode_rows(batch.cols, batch.kinds, interner)
+        c = t[depth]
+        out.extend((r, c, d) for r, d in zip(rows, batch.diffs.tolist()))
+    return out
 
 
-def _activity(flow, path, depth, epoch, taps, earlier, top, max_values) -> LoopActivity:
+def _activity(flow, hist, path, depth, epoch, pairs, interner, top, max_values) -> LoopActivity:
+    kind = next(op.scope.kind for op, _ in pairs)
+    show = (lambda c: display_time((c,), (kind,))[0])
     # the feedback runs at the body's coordinate c (and delivers at c + 1): numbered by c,
     # as flow.loop_differences and flow.stats number them
     per_coord: Counter = Counter()
     keys_at: dict = {}
-    for seen in taps:
-        for rec, t, d in seen:
-            c = _coordinate(t, depth)
+    for _, tap in pairs:
+        for rec, c, _ in _tapped(tap, interner, depth):
             per_coord[c] += 1
             keys_at.setdefault(c, set()).add(_user_key(rec))
     coords = sorted(per_coord)
     iterations = pd.DataFrame({"position": range(len(coords)),
-                               "coordinate": coords,
+                               "coordinate": [show(c) for c in coords],
                                "records": [per_coord[c] for c in coords],
                                "keys": [len(keys_at[c]) for c in coords]})
     stats = flow.loop_differences(epoch, path)
     agrees = stats["records"].tolist() == iterations["records"].tolist()
-    # updates each operator of the loop emitted per loop coordinate (statistics)
     frame = flow.stats(epoch)
     inside = frame[frame["scope"] == path]
     per_op = (inside.groupby(["operator", "iteration"], sort=True)["out"].sum().reset_index()
               .rename(columns={"out": "updates"}))
-    # keys ranked by the number of iterations in which they changed
     changed: Counter = Counter()
     span: dict = {}
     for c in coords:
@@ -166,12 +166,13 @@ def _activity(flow, path, depth, epoch, taps, earlier, top, max_values) -> LoopA
             lo, hi = span.get(k, (c, c))
             span[k] = (min(lo, c), max(hi, c))
     ranked = sorted(changed, key=lambda k: (-changed[k], repr(k)))[:top]
-    values = _values_over(taps, earlier, depth, set(ranked), coords, max_values)
+    values = _values_over(hist, [op for op, _ in pairs], depth, ranked, coords, max_values,
+                          show)
     top_keys = pd.DataFrame({
         "key": ranked,
         "iterations changed": [changed[k] for k in ranked],
-        "first": [span[k][0] for k in ranked],
-        "last": [span[k][1] for k in ranked],
+        "first": [show(span[k][0]) for k in ranked],
+        "last": [show(span[k][1]) for k in ranked],
         "values": [values.get(k, []) for k in ranked]})
     notes = [] if agrees else [
         f"the replay's counts {iterations['records'].tolist()} differ from "
@@ -179,31 +180,28 @@ def _activity(flow, path, depth, epoch, taps, earlier, top, max_values) -> LoopA
     return LoopActivity(path, epoch, iterations, per_op, top_keys, agrees, notes)
 
 
-def _values_over(taps, earlier, depth, keys, coords, max_values) -> dict:
-    """For each key: ``[(coordinate, [records the loop holds for it there])]`` at the
-    coordinates where it changed (both epochs' updates accumulated)."""
-    updates = []
-    for seen in list(taps) + list(earlier):
-        updates.extend((rec, _coordinate(t, depth), d) for rec, t, d in seen
-                       if _user_key(rec) in keys)
-    out: dict = {}
-    for k in keys:
-        mine = [(rec, c, d) for rec, c, d in updates if _user_key(rec) == k]
-        seq = []
-        for c in coords:
-            held: Counter = Counter()
-            for rec, cc, d in mine:
-                if _leq(cc, c):
-                    held[rec] += d
-            present = sorted((r for r, m in held.items() if m > 0), key=repr)
-            if not seq or seq[-1][1] != present[:max_values]:
-                seq.append((c, present[:max_values]))
-        out[k] = seq
+def _values_over(hist, bodies, depth, keys, coords, max_values, show) -> dict:
+    """For each key: ``[(coordinate, [records the body holds for it there])]`` where that
+    changed, read from the live flow's traces at the last epoch (in a nested loop, with the
+    outer loops at their fixed points)."""
+    if not keys:
+        return {}
+    out: dict = {k: [] for k in keys}
+    pattern = key_pattern([as_record(k) for k in keys], 1)
+    for body in bodies:
+        ups = hist.updates(body, pattern)
+        width = body.scope.depth - 1
+        for k in keys:
+            mine = {(rec, t): d for (rec, t), d in ups.items() if _user_key(user_form(rec)) == k}
+            seq = out[k]
+            for c in coords:
+                at = (INF,) * (depth - 1) + (c,) + (INF,) * (width - depth)
+                held = accumulate(mine, at)
+                present = sorted((user_form(r) for r, m in held.items() if m > 0), key=repr)
+                present = present[:max_values]
+                if not seq or seq[-1][1] != present:
+                    seq.append((show(c), present))
     return out
-
-
-def _leq(a, b) -> bool:
-    return a <= b
 
 
 __all__ = ["LoopActivity", "loop_activity"]

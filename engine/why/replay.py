@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..collection import Collection
 from ..errors import DataflowError
 from ..lattice import PRIORITY
+from ..operators.base import Operator
 
 
 def _operator_classes():
@@ -29,6 +30,25 @@ def _operator_classes():
         "enter": loops.Enter, "ingress": loops.Ingress, "feedback": loops.Feedback,
         "leave": loops.Leave, "choose": choose.Decide,
     }
+
+
+class Tap(Operator):
+    """Passes its input on and, while ``active``, keeps the batches it saw with their times
+    (``seen``): what a replay needs to know of one epoch's updates at a loop's feedback,
+    without a Python call per record."""
+
+    kind = "tap"
+    preserves_consolidation = True
+
+    def __init__(self, scope, up):
+        super().__init__(scope, [up], name="why tap")
+        self.active = False
+        self.seen: list = []
+
+    def process(self, t, inputs):
+        if self.active:
+            self.seen.append((t, inputs[0]))
+        self.emit(t, inputs[0])
 
 
 class Replay:
@@ -113,6 +133,11 @@ class Replay:
         self._copies = copies
         self.target = Collection(copies[target.id]) if target is not None else None
         self._view = self.target.view() if target is not None else None
+
+    def tap(self, op) -> Tap:
+        """A :class:`Tap` on the copy of ``op`` (built before the first step)."""
+        copy = self._copies[op.id]
+        return Tap(copy.scope, copy)
 
     def copy_of(self, op) -> Collection:
         """The copy of one of the original flow's operators, as a collection."""
