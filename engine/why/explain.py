@@ -85,18 +85,24 @@ class Explanation:
             self.steps, self.root = {}, None
         return self
 
-    def nodes(self, shown: set | None = SHOWN) -> list[dict]:
-        """The derivation as a list of nodes ``{id, operator, label, kind, name, records,
-        time, iteration, exact, note, children}`` (children: ids), root first; ``shown``
-        keeps only those operator kinds (plus the root), skipping plumbing in between.
-        This is what a renderer (the explorer, a rules compiler's proof tree) reads."""
+    def nodes(self, shown: set | None = SHOWN, keep=None) -> list[dict]:
+        """The derivation as a list of nodes ``{id, operator, label, kind, name, scope,
+        records, time, exact, note, children}`` (children: ids), root first; ``shown``
+        keeps only those operator kinds (plus the root; ``None``: every operator), skipping
+        plumbing in between, or ``keep(operator) -> bool`` decides (a rules compiler keeps
+        the operators that produce each rule's head, and names them with ``names``).
+        This is what a renderer (the explorer, a proof tree) reads."""
         if self.root is None:
             return list(getattr(self, "_frozen", []))
         ids: dict = {}
         out: list = []
 
         def visible(key):
-            return key == self.root or shown is None or self.steps[key].op.kind in shown
+            if key == self.root:
+                return True
+            if keep is not None:
+                return bool(keep(self.steps[key].op))
+            return shown is None or self.steps[key].op.kind in shown
 
         def below(key, seen):
             found = []

@@ -316,3 +316,23 @@ def test_why_refuses_what_it_cannot_explain():
     off.step()
     with pytest.raises(ddlab.DataflowError, match="retain_inputs"):
         off.why(mapped, 2)
+
+
+def test_nodes_can_be_grouped_by_the_operators_a_caller_keeps():
+    """What a rules compiler's proof tree reads: only the operators it names, each with its
+    name, children skipping everything in between."""
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges, prioritized=False)
+    edges.insert([(1, 2), (2, 3)])
+    flow.step()
+    mins = {op.id for op in flow.operators if op.name == "min"}
+    why = flow.why(labels, (3, 1), names={i: "label(n, min l) :- ..." for i in mins})
+    nodes = why.nodes(keep=lambda op: op.id in mins or op.kind == "input")
+    kinds = [n["kind"] for n in nodes]
+    assert kinds[0] == "leave" and set(kinds[1:]) == {"reduce", "input"}
+    assert all(n["name"] == "label(n, min l) :- ..." for n in nodes if n["kind"] == "reduce")
+    by_id = {n["id"]: n for n in nodes}
+    chain = [n for n in nodes if n["kind"] == "reduce"]
+    assert [n["time"] for n in chain] == [(1,), (0,)]      # iteration by iteration to the seed
+    assert any(by_id[c]["kind"] == "reduce" for c in chain[0]["children"])
