@@ -44,6 +44,9 @@ class LoopActivity:
     top_keys: pd.DataFrame       # key, iterations changed, first, last, values over iterations
     agrees: bool = True          # the replay's counts equal flow.loop_differences
     notes: list = field(default_factory=list)
+    #: coordinate (as shown) -> the keys whose records changed there (sorted): which keys
+    #: did the work at a cell (last epoch, iteration) of the lattice grid
+    keys_at: dict = field(default_factory=dict)
 
     @property
     def used(self) -> int:
@@ -177,7 +180,8 @@ def _activity(flow, hist, path, depth, epoch, pairs, interner, top, max_values) 
     notes = [] if agrees else [
         f"the replay's counts {iterations['records'].tolist()} differ from "
         f"flow.loop_differences {stats['records'].tolist()}"]
-    return LoopActivity(path, epoch, iterations, per_op, top_keys, agrees, notes)
+    shown_keys = {show(c): sorted(keys_at[c], key=repr) for c in coords}
+    return LoopActivity(path, epoch, iterations, per_op, top_keys, agrees, notes, shown_keys)
 
 
 def _values_over(hist, bodies, depth, keys, coords, max_values, show) -> dict:

@@ -86,6 +86,8 @@ def test_why_loop_agrees_with_statistics_and_a_from_scratch_count_of_changing_ke
         assert activity.iterations["records"].tolist() == [len(d) for d in expected]
         assert activity.iterations["keys"].tolist() == [len({r[0] for r in d})
                                                         for d in expected]
+        assert [activity.keys_at[c] for c in activity.iterations["coordinate"]] == \
+            [sorted({r[0] for r in d}) for d in expected]
         changed = Counter(k for d in expected for k in {r[0] for r in d})
         if changed:
             top = activity.top_keys
