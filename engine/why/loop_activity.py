@@ -117,6 +117,13 @@ def loop_activity(flow, loop: str | None = None, top: int = 10, max_values: int 
                       replay.flow.interner, top, max_values) for path in loops]
 
 
+def _sorted(values) -> list:
+    try:
+        return sorted(values)
+    except TypeError:       # keys of mixed types
+        return sorted(values, key=repr)
+
+
 def _activate(taps) -> None:
     for pairs in taps.values():
         for _, tap in pairs:
@@ -180,7 +187,7 @@ def _activity(flow, hist, path, depth, epoch, pairs, interner, top, max_values) 
     notes = [] if agrees else [
         f"the replay's counts {iterations['records'].tolist()} differ from "
         f"flow.loop_differences {stats['records'].tolist()}"]
-    shown_keys = {show(c): sorted(keys_at[c], key=repr) for c in coords}
+    shown_keys = {show(c): _sorted(keys_at[c]) for c in coords}
     return LoopActivity(path, epoch, iterations, per_op, top_keys, agrees, notes, shown_keys)
 
 
