@@ -161,6 +161,15 @@ class Histories:
             self._memo[key] = found
         return found
 
+    def estimate(self, op, conj) -> float:
+        """How many rows reading ``op`` with one conjunction finds (memoised: a path's
+        steps ask the same side with the same label again and again)."""
+        key = ("estimate", op.id, conj)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = _estimate(op, conj, self)
+        return found
+
     def content(self, op, pattern, t) -> Counter:
         return accumulate(self.updates(op, pattern), t)
 
@@ -411,17 +420,31 @@ def _estimate(op, conj, hist) -> float:
     return len(trace.rows_where(j, [code]).diffs)
 
 
+#: A join's side found with at most this many rows is read first without counting the
+#: other side's matches (counting scans a trace; a neighbour list is small).
+FEW_ROWS = 256
+
+
+def _size(op) -> float:
+    src = _traced_source(op)
+    return len(reading.trace_of(src)) if src is not None else float("inf")
+
+
 def join_sides(hist: Histories, op, lconj, rconj, nkey):
     """``(left updates, right updates)`` a join needs for one pushed conjunction: both by
-    key when the key is fixed, else the side with fewer matching rows first and the other
-    by the keys found there."""
+    key when the key is fixed, else one side by its own fields first and the other by the
+    keys found there: the side with fewer matching rows (counted by scanning, the smaller
+    trace first; a side with few matches is taken without counting the other)."""
     left_op, right_op = op.inputs
     if all(any(j == c for j, _ in lconj) for c in range(nkey)):
         return (hist.updates(left_op, frozenset([lconj])),
                 hist.updates(right_op, frozenset([rconj])))
-    left_first = _estimate(left_op, lconj, hist) <= _estimate(right_op, rconj, hist)
-    first_op, first_conj, other_op, other_conj = (
-        (left_op, lconj, right_op, rconj) if left_first else (right_op, rconj, left_op, lconj))
+    sides = [(left_op, lconj, True), (right_op, rconj, False)]
+    sides.sort(key=lambda side: (not side[1], _size(side[0])))   # constrained, smaller first
+    count = hist.estimate(sides[0][0], sides[0][1])
+    if count > FEW_ROWS and hist.estimate(sides[1][0], sides[1][1]) < count:
+        sides.reverse()
+    (first_op, first_conj, left_first), (other_op, other_conj, _) = sides
     first = hist.updates(first_op, frozenset([first_conj]))
     keys = {rec[:nkey] for (rec, _) in first}
     fixed = dict(other_conj)
