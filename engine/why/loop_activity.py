@@ -39,7 +39,7 @@ class LoopActivity:
 
     loop: str
     epoch: int
-    iterations: pd.DataFrame     # position, coordinate, records (in difference), keys
+    iterations: pd.DataFrame     # iteration (position), time (coordinate), records, keys
     per_operator: pd.DataFrame   # operator, position, updates (emitted inside the loop)
     top_keys: pd.DataFrame       # key, iterations changed, first, last, values over iterations
     agrees: bool = True          # the replay's counts equal flow.loop_differences
@@ -50,17 +50,24 @@ class LoopActivity:
 
     @property
     def used(self) -> int:
-        """Iterations (loop times with records in difference) in this epoch."""
+        """Iterations listed in this epoch: every one up to the last with records in
+        difference (per priority class), as :meth:`Dataflow.loop_differences` lists them."""
         return len(self.iterations)
+
+    @property
+    def busy(self) -> int:
+        """Iterations whose feedback carried records in this epoch."""
+        return int((self.iterations["records"] > 0).sum())
 
     def summary(self) -> str:
         if not self.used:
             return f"loop {self.loop}: no records in difference in epoch {self.epoch}"
-        first, last = self.iterations["coordinate"].iloc[0], self.iterations["coordinate"].iloc[-1]
+        first, last = self.iterations["time"].iloc[0], self.iterations["time"].iloc[-1]
         total = int(self.iterations["records"].sum())
-        text = (f"loop {self.loop} in epoch {self.epoch}: {self.used} iteration(s) with "
-                f"records in difference (coordinates {first}..{last}), {total:,} records in "
-                f"difference")
+        empty = self.used - self.busy
+        text = (f"loop {self.loop} in epoch {self.epoch}: iterations {first}..{last} "
+                f"({self.busy} with records in difference" +
+                (f", {empty} empty" if empty else "") + f"), {total:,} records in difference")
         if len(self.top_keys):
             key = self.top_keys["key"].tolist()[0]
             n = int(self.top_keys["iterations changed"].iloc[0])
@@ -158,12 +165,17 @@ def _activity(flow, hist, path, depth, epoch, pairs, interner, top, max_values) 
             per_coord[c] += 1
             keys_at.setdefault(c, set()).add(_user_key(rec))
     coords = sorted(per_coord)
-    iterations = pd.DataFrame({"position": range(len(coords)),
-                               "coordinate": [show(c) for c in coords],
-                               "records": [per_coord[c] for c in coords],
-                               "keys": [len(keys_at[c]) for c in coords]})
+    # every iteration up to the last busy one (per priority class), the empty ones with 0,
+    # as flow.loop_differences lists them; the replay's counts must be the statistics'
     stats = flow.loop_differences(epoch, path)
-    agrees = stats["records"].tolist() == iterations["records"].tolist()
+    shown = {show(c): c for c in coords}
+    times = stats["time"].tolist() if "time" in stats else [show(c) for c in coords]
+    iterations = pd.DataFrame({
+        "iteration": range(len(times)), "time": times,
+        "records": [per_coord.get(shown.get(t), 0) for t in times],
+        "keys": [len(keys_at.get(shown.get(t), ())) for t in times]})
+    agrees = stats["records"].tolist() == iterations["records"].tolist() and \
+        set(shown) <= set(times)
     frame = flow.stats(epoch)
     inside = frame[frame["scope"] == path]
     per_op = (inside.groupby(["operator", "iteration"], sort=True)["out"].sum().reset_index()
