@@ -131,7 +131,7 @@ def run(args):
     result = {"workload": "why", "dataset": dataset, "variant": variant, **info,
               "edges": sum(1 for m in held.values() if m > 0),
               "rss_after_setup_mb": round(rss_setup, 1),
-              "retained_input_kb": round(_retained_input_kb(flow), 1),
+              "retained_input_kb": round(_retained_input_kb(flow), 2),
               "retained_updates": flow.retained_updates()}
     if variant == "without":
         return result
