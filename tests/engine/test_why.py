@@ -22,6 +22,7 @@ from ddlab.algorithms import connected_components, reachability
 
 from . import program_gen
 from .program_gen import Diverges, build, evaluate, programs
+from .window_helpers import slide
 
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
 WHY_EXAMPLES = int(os.environ.get("DDLAB_WHY_EXAMPLES", "100"))
@@ -212,11 +213,7 @@ def test_component_label_is_explained_by_a_shortest_path_to_the_minimum(prioriti
     held: Counter = Counter()
     checked = 0
     for i, pos in enumerate(positions):
-        want = Counter(stream[pos:pos + width])
-        edges.update([(e, m) for e, m in (want - held).items()] +
-                     [(e, -m) for e, m in (held - want).items()])
-        held = want
-        flow.step()
+        held = slide(flow, edges, held, stream, pos, width)
         if i == 4:
             flow.compact()
         graph = nx.Graph()

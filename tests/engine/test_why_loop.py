@@ -12,6 +12,8 @@ import pytest
 import ddlab
 from ddlab.algorithms import connected_components, reachability, strongly_connected_components
 
+from .window_helpers import slide
+
 
 def _label_steps(edges: Counter) -> list[dict]:
     """Body contents of plain CC from scratch: ``B(c) = step^(c+1)(seeds)`` per iteration
@@ -68,11 +70,7 @@ def test_why_loop_agrees_with_statistics_and_a_from_scratch_count_of_changing_ke
     held: Counter = Counter()
     previous_steps: list = []
     for i, pos in enumerate(positions):
-        want = Counter(stream[pos:pos + width])
-        edges.update([(e, m) for e, m in (want - held).items()] +
-                     [(e, -m) for e, m in (held - want).items()])
-        held = want
-        flow.step()
+        held = slide(flow, edges, held, stream, pos, width)
         if i == 5:
             flow.compact()
         steps = _label_steps(held)
@@ -121,11 +119,7 @@ def test_why_loop_counts_equal_loop_differences_for_every_loop(program):
     roots.insert([0, 1, 2])
     held: Counter = Counter()
     for pos in positions:
-        want = Counter(stream[pos:pos + width])
-        edges.update([(e, m) for e, m in (want - held).items()] +
-                     [(e, -m) for e, m in (held - want).items()])
-        held = want
-        flow.step()
+        held = slide(flow, edges, held, stream, pos, width)
         epoch = flow.epoch - 1
         activities = flow.why_loop()
         assert [a.loop for a in activities] == flow.loops()
