@@ -240,7 +240,10 @@ def explain(flow, collection, record, *, verify: bool = True, budget: int | None
             names: dict | None = None) -> Explanation:
     """The explanation of ``record`` in ``collection`` (see the module docstring)."""
     start = time.perf_counter()
-    op = collection.op if hasattr(collection, "op") else collection
+    if not hasattr(collection, "op"):
+        raise DataflowError(f"why explains a Collection, not {type(collection).__name__} "
+                            f"(pass the collection a view was made from)")
+    op = collection.op
     if op.flow is not flow:
         raise DataflowError(f"{collection!r} belongs to another Dataflow")
     if op.scope.parent is not None:

@@ -61,9 +61,19 @@ def _matching(handle, record) -> list:
     """Records of the collection now (and retracted by the last move) whose leading fields
     are ``record``: a node's label is asked for by the node alone."""
     want = _as_tuple(record)
-    now = [r for r in handle.view.to_dict() if _as_tuple(r)[:len(want)] == want]
-    if now:
-        return now
+    frame = handle.view.to_pandas()
+    fields = [c for c in frame.columns if c != "multiplicity"]
+    if len(want) <= len(fields) and len(frame):
+        hit = frame
+        for col, value in zip(fields, want):
+            try:
+                hit = hit[hit[col] == value]
+            except TypeError:       # a value that cannot be compared with the column
+                hit = hit.iloc[:0]
+        now = [tuple(r) if len(r) > 1 else r[0]
+               for r in hit[fields].itertuples(index=False, name=None)]
+        if now:
+            return now
     changes = handle.view.changes()
     if not len(changes):
         return []

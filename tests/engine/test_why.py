@@ -296,12 +296,15 @@ def test_why_refuses_what_it_cannot_explain():
     xs = flow.input("xs")
     loop_inner = []
     out = xs.iterate(lambda v: loop_inner.append(v) or v.distinct())
+    shown = out.view()
     with pytest.raises(ddlab.DataflowError, match="step"):
         flow.why(out, 1)
     xs.insert([1])
     flow.step()
     with pytest.raises(ddlab.DataflowError, match="inside loop"):
         flow.why(loop_inner[0], 1)
+    with pytest.raises(ddlab.DataflowError, match="not View"):
+        flow.why(shown, 1)
     other = ddlab.Dataflow()
     with pytest.raises(ddlab.DataflowError, match="another Dataflow"):
         other.why(out, 1)
