@@ -252,7 +252,7 @@ def explain(flow, collection, record, *, verify: bool = True, budget: int | None
     if flow.epoch == 0:
         raise DataflowError("no epoch has completed yet: step() first")
     rec = as_record(record)
-    hist = Histories(flow, budget)
+    hist = Histories(flow, budget=None)      # whether it is there at all: read what it takes
     mult = hist.content(op, record_pattern([rec]), ())[rec]
     label = getattr(collection, "label", op.label)
     result = Explanation(label, record, flow.epoch - 1, bool(mult), int(mult),

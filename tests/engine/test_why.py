@@ -336,3 +336,20 @@ def test_nodes_can_be_grouped_by_the_operators_a_caller_keeps():
     chain = [n for n in nodes if n["kind"] == "reduce"]
     assert [n["time"] for n in chain] == [(1,), (0,)]      # iteration by iteration to the seed
     assert any(by_id[c]["kind"] == "reduce" for c in chain[0]["children"])
+
+
+def test_a_budget_too_small_gives_every_upstream_input_and_says_so():
+    flow = ddlab.Dataflow()
+    xs = flow.input("xs")
+    ys = flow.input("ys")
+    out = xs.map(lambda x: x % 3).distinct()
+    _ = ys.distinct()
+    xs.insert(list(range(30)))
+    ys.insert([1])
+    flow.step()
+    why = flow.why(out, 2, budget=5)
+    assert why.method == "all inputs" and why.verified
+    assert sorted(why.inputs["xs"]["c0"]) == list(range(30)) and "ys" not in why.inputs
+    assert any("budget" in note for note in why.notes)
+    small = flow.why(out, 2)
+    assert small.method == "concise" and small.size == 1
