@@ -348,59 +348,72 @@ def _explain_departure(flow, op, rec, result, verify, budget) -> None:
     if not changes:
         return
     previous = Replay(flow, op)
+    by_id = {o.id: o for o in flow.operators}
     try:
         if previous.run(before).get(rec, 0) == 0:
             return
     except DataflowError as err:  # pragma: no cover - it converged in the live flow
         result.notes.append(f"replaying the previous epoch failed: {err}")
         return
+    names = {previous.copy_of(by_id[i]).id: n for i, n in result.names.items()
+             if i in by_id and by_id[i].id in previous.copied}
     earlier = explain(previous.flow, previous.target, result.record, verify=verify,
-                      budget=budget)
+                      budget=budget, names=names)
     earlier.collection, earlier.epoch = result.collection, result.epoch - 1
     result.previous = earlier.freeze()
-    used = {n: {as_record(r): m for r, m in recs.items()} for n, recs in earlier.records().items()}
-    touching = {n: {r: d for r, d in delta.items() if d < 0 and r in used.get(n, {})}
-                for n, delta in changes.items()}
-    touching = {n: v for n, v in touching.items() if v}
-    moved = touching or {n: v for n, v in changes.items() if v}
+    used = {n: set(map(as_record, recs)) for n, recs in earlier.records().items()}
 
-    def gone(chosen: dict) -> bool:
+    def gone(records: dict, chosen: list) -> bool:
+        """Whether ``rec`` is absent when the program runs on the previous epoch's
+        multiplicities of ``records`` with the ``chosen`` changes applied."""
+        base = {n: {r: before.get(n, {}).get(r, 0) for r in recs} for n, recs in records.items()}
+        for n, r, d in chosen:
+            base.setdefault(n, {})
+            base[n][r] = base[n].get(r, 0) + d
+        base = {n: {r: m for r, m in v.items() if m} for n, v in base.items()}
         try:
-            return _gone(chosen)
+            return Replay(flow, op).run(base).get(rec, 0) == 0
         except DataflowError:
             return False
 
-    def _gone(chosen: dict) -> bool:
-        base = {n: dict(v) for n, v in used.items()}
-        for n, delta in chosen.items():
-            for r, d in delta.items():
-                base.setdefault(n, {})
-                m = base[n].get(r, 0) + d
-                if m:
-                    base[n][r] = m
-                else:
-                    base[n].pop(r, None)
-        return Replay(flow, op).run(base).get(rec, 0) == 0
+    def candidates(records: dict) -> list:
+        return [(n, r, d) for n, delta in changes.items() for r, d in delta.items()
+                if r in records.get(n, ())]
 
-    flat = [(n, r, d) for n, delta in moved.items() for r, d in delta.items()]
-    cause = flat
-    if len(flat) <= MINIMISE_CHANGES and gone(moved):
-        for item in list(flat):
-            trial = [c for c in cause if c != item]
-            chosen: dict = {}
-            for n, r, d in trial:
-                chosen.setdefault(n, {})[r] = d
-            if trial and gone(chosen):
-                cause = trial
-        result.notes.append("the changes shown remove it: replayed on the previous "
-                            "explanation with them applied, the record is gone, and with any "
-                            "one of them left out it is not")
-    else:
-        result.notes.append("the changes shown are the move's changes that touch it; on the "
-                            "previous explanation alone they do not remove it (other records "
-                            "take part)" if touching else
-                            "the move's changes, all of them (none removed a record of the "
-                            "previous explanation)")
+    # the previous explanation alone (a removed record of it), then with the explanations of
+    # what holds the record's key now (a smaller label that arrived through new edges)
+    scopes = [used]
+    holders = [r for r in Histories(flow, budget=None).content(
+        op, frozenset([((0, rec[0]),)]), ()) if r != rec][:3]
+    if holders:
+        wider = {n: set(v) for n, v in used.items()}
+        for other in holders:
+            now = explain(flow, _collection_of(op), other, verify=False, budget=budget)
+            for n, recs in now.records().items():
+                wider.setdefault(n, set()).update(map(as_record, recs))
+        scopes.append(wider)
+    cause, shown = None, None
+    for records in scopes:
+        moved = candidates(records)
+        if moved and len(moved) <= MINIMISE_CHANGES and gone(records, moved):
+            cause = moved
+            for item in list(moved):
+                trial = [c for c in cause if c != item]
+                if trial and gone(records, trial):
+                    cause = trial
+            shown = ("the changes shown remove it: replayed on the previous epoch's records of "
+                     "its explanation" + (" and of what holds its key now" if records is not used
+                                          else "") +
+                     ", with them applied the record is gone, and with any one of them left "
+                     "out it is not")
+            break
+    if cause is None:
+        cause = candidates(scopes[-1]) or [(n, r, d) for n, delta in changes.items()
+                                           for r, d in delta.items()]
+        shown = ("the changes shown are the move's changes that touch its explanations; "
+                 "replayed on those records alone they do not remove it (other records take "
+                 "part)")
+    result.notes.append(shown)
     by_input: dict = {}
     for n, r, d in cause:
         by_input.setdefault(n, {})[r] = d
@@ -408,6 +421,13 @@ def _explain_departure(flow, op, rec, result, verify, budget) -> None:
     for n, delta in by_input.items():
         frame = _frames(flow, {_input_id(flow, n): delta})[n]
         result.removed_by[n] = frame.rename(columns={"multiplicity": "diff"})
+
+
+def _collection_of(op):
+    """A collection handle on an operator (what :func:`explain` takes)."""
+    from ..collection import Collection
+
+    return Collection(op)
 
 
 def _input_id(flow, name: str) -> int:

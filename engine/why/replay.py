@@ -139,6 +139,11 @@ class Replay:
         copy = self._copies[op.id]
         return Tap(copy.scope, copy)
 
+    @property
+    def copied(self) -> set:
+        """Ids of the original operators this replay holds a copy of."""
+        return set(self._copies)
+
     def copy_of(self, op) -> Collection:
         """The copy of one of the original flow's operators, as a collection."""
         return Collection(self._copies[op.id])

@@ -134,8 +134,10 @@ class WhyLoopResult(_Result):
                 f"<td style=\"text-align:right;padding:0 8px\">{r:,}</td>"
                 f"<td style=\"text-align:right;padding:0 8px\">{k:,}</td><td>{_bar(r, top)}</td>"
                 f"</tr>" for p, c, r, k in it.head(self.limit).itertuples(index=False))
-            table = ("<table style=\"border-collapse:collapse\"><tr><th>iteration</th>"
-                     "<th>time</th><th>records in difference</th><th>keys</th><th></th>"
+            th = "<th style=\"padding:0 8px;text-align:right\">"
+            table = ("<table style=\"border-collapse:collapse\"><tr>" + th + "iteration</th>"
+                     + th + "time</th>" + th + "records in difference</th>" + th + "keys</th>"
+                     "<th></th>"
                      f"</tr>{rows}</table>")
             keys = a.top_keys.copy()
             keys["values"] = [", ".join(f"{c}: {v}" for c, v in seq[:6]) +
