@@ -25,7 +25,7 @@ from .program_gen import Diverges, build, evaluate, programs
 from .window_helpers import slide
 
 _SETTINGS = dict(deadline=None, suppress_health_check=list(HealthCheck), database=None)
-WHY_EXAMPLES = int(os.environ.get("DDLAB_WHY_EXAMPLES", "100"))
+WHY_EXAMPLES = int(os.environ.get("DDLAB_WHY_EXAMPLES", "60"))
 
 
 def _as_tuples(records: dict) -> dict:
@@ -79,6 +79,7 @@ def test_explanations_are_sufficient_after_window_moves_back_and_forth(program, 
     counts: Counter = Counter()
     position = 0            # events [position, position + width) are in the window
     held = Counter()
+    before: dict = {}       # the previous epoch's output and inputs
     for move in [1] + moves:
         target = max(0, min(len(stream) - 1, position + move)) if held else 0
         want = Counter(stream[target:target + width])
@@ -98,6 +99,20 @@ def test_explanations_are_sufficient_after_window_moves_back_and_forth(program, 
         contents = view.to_dict()
         for record in rng.sample(sorted(contents, key=repr), min(2, len(contents))):
             _check_sufficient(program, flow, out, record, contents[record], counts)
+        left = sorted((r for r in before.get("contents", {}) if r not in contents), key=repr)
+        for record in left[:1]:
+            why = flow.why(out, record)
+            assert not why.present and why.previous is not None and why.previous.present
+            sub = {n: _as_tuples(r) for n, r in why.previous.records().items()}
+            got = _oracle(program, {"a": sub.get("a", {}), "b": sub.get("b", {})}).get(record, 0)
+            assert got * before["contents"][record] > 0      # sufficient at the previous epoch
+            last = {(n, r): d for n in ("a", "b") for r, d in
+                    ((r, m - before["data"][n].get(r, 0)) for r, m in
+                     {**{r: 0 for r in before["data"][n]}, **data[n]}.items()) if d}
+            for n, frame in why.removed_by.items():
+                for row in frame.itertuples(index=False, name=None):
+                    assert last.get((n, tuple(row[:-1]))) == row[-1]   # a change of the move
+        before = {"contents": contents, "data": data}
 
 
 @settings(max_examples=WHY_EXAMPLES, **_SETTINGS)
