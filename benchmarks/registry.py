@@ -15,4 +15,5 @@ WORKLOADS = {
     "explore": "benchmarks.explore_workload:run",
     "soak": "benchmarks.soak:run",
     "rules": "benchmarks.rules_workload:run",
+    "why": "benchmarks.why_workload:run",
 }

@@ -6,6 +6,7 @@
 - :mod:`.manage`: ``%dd status``, ``drop``, ``rebuild``, ``reset`` (the session itself);
 - :mod:`.explore`: ``%dd explore`` (the window explorer of ``ddlab.widgets``);
 - :mod:`.checkpoint`: ``%dd save`` and ``%dd load`` (a whole session on disk and back);
+- :mod:`.why`: ``%dd why``, ``why-loop``, ``why-cost`` (explanations, ``ddlab.engine.why``);
 - :mod:`.rules`: the cell ``%%dd rules`` (Datalog rules, compiled by ``ddlab.rules``).
 
 A command is a function ``(magics, line, ns)`` with an argparse parser attached by
@@ -16,7 +17,7 @@ family (``explore``, ``save``/``load``) is a new module whose commands are added
 """
 from __future__ import annotations
 
-from . import checkpoint, declare, explore, inspect, manage, rules, stepping
+from . import checkpoint, declare, explore, inspect, manage, rules, stepping, why
 
 __all__ = ["COMMANDS", "CELL_COMMANDS", "DEFINE"]
 
@@ -25,7 +26,8 @@ COMMANDS = {
     "input": declare.input_, "step": stepping.step, "insert": stepping.insert,
     "remove": stepping.remove, "show": inspect.show, "changes": inspect.changes,
     "trace": inspect.trace, "stats": inspect.stats, "graph": inspect.graph,
-    "explore": explore.explore, "save": checkpoint.save, "load": checkpoint.load,
+    "explore": explore.explore, "why": why.why, "why-loop": why.why_loop,
+    "why-cost": why.why_cost, "save": checkpoint.save, "load": checkpoint.load,
     "drop": manage.drop, "reset": manage.reset, "rebuild": manage.rebuild,
     "status": manage.status,
 }
