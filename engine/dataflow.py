@@ -287,9 +287,11 @@ class Dataflow:
         """
         return self.statistics.lattice(loop, epochs, by_operator=by_operator)
 
-    def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
+    def loop_differences(self, epoch: int, loop: str, *, zeros: bool = False) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch`` (what its feedback
-        carried): the per-iteration curve of the CIDR paper's Figure 1.
+        carried): the per-iteration curve of the CIDR paper's Figure 1.  ``zeros=True``
+        numbers a plain loop's rows by iteration, with 0 for the empty ones (an update skips
+        iterations whose correction is empty; by position they would close up).
 
         >>> from ddlab.algorithms import connected_components
         >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
@@ -298,7 +300,7 @@ class Dataflow:
         >>> flow.loop_differences(0, "root/cc")["records"].tolist()
         [4, 4, 2]
         """
-        return self.statistics.loop_differences(epoch, loop)
+        return self.statistics.loop_differences(epoch, loop, zeros=zeros)
 
     def loops(self) -> list[str]:
         """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``).

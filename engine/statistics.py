@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import pandas as pd
 
-from .lattice import iteration_of
+from .lattice import PRIORITY, iteration_of
 
 #: Columns of :meth:`Statistics.frame` (``Dataflow.stats()``).
 STATS_COLUMNS = ["operator", "kind", "scope", "time", "epoch", "iteration", "in", "out",
@@ -118,16 +118,29 @@ class Statistics:
         frame = pd.DataFrame([k + (v,) for k, v in cells.items()], columns=columns)
         return frame.sort_values(columns[:-1], kind="stable").reset_index(drop=True)
 
-    def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
+    def loop_differences(self, epoch: int, loop: str, *, zeros: bool = False) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback
         edges carried back (the loop variables' changes), in the loop's time order; the
         per-iteration curve of the CIDR paper's Figure 1.  Columns ``iteration`` (position in
         the loop's time order, from 0) and ``records``.  A nested loop's counts are summed
-        over the outer loops' coordinates."""
+        over the outer loops' coordinates.
+
+        ``zeros``: number a plain loop's rows by its iteration counter instead, from 0 to the
+        last iteration that carried records, with 0 where the feedback carried nothing.  An
+        epoch that updates earlier results skips iterations whose correction is empty (the
+        CIDR paper: "several iterations ... are completely empty"); by position they would
+        close up and every later iteration would shift.  A prioritized loop's coordinate is a
+        ``(priority, iteration)`` pair, not a counter: its rows stay positions."""
         depth = loop.count("/")
         per_time: dict[int, int] = {}
+        kind = None
         for op, t, _, n_out, _ in self._epochs.get(epoch, ()):
             if op.kind == "feedback" and op.scope.path == loop:
                 per_time[t[depth]] = per_time.get(t[depth], 0) + n_out
-        ordered = [per_time[c] for c in sorted(per_time)]
+                kind = op.scope.coordinate_kinds[depth]
+        if zeros and per_time and kind != PRIORITY:
+            last = max(c for c, n in per_time.items() if n) if any(per_time.values()) else -1
+            ordered = [per_time.get(c, 0) for c in range(last + 1)]
+        else:
+            ordered = [per_time[c] for c in sorted(per_time)]
         return pd.DataFrame({"iteration": range(len(ordered)), "records": ordered})
