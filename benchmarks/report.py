@@ -43,6 +43,9 @@ SUITE = [
     ("figure1", "twitter24h", None, "slide <= 0.1% of prioritized full run"),
     ("spark-windows", "twitter24h", None, "load + window < 60 s; deliver < 5 ms median"),
     ("explore", "twitter24h", None, "move <= 40 ms median, <= 120 ms p99; <= 20 kB; memory <= 1.2x"),
+    ("explore", "collegemsg", None, "the demo's default: move <= 100 ms median, <= 300 ms p99 "
+                                    "end to end, Play's interval above the p99 (issue 18)"),
+    ("demo-start", "collegemsg", None, "Run All to explorer visible <= 15 s (issue 18)"),
 ]
 NAIAD = {  # Naiad report, Table 2, single-threaded: (from scratch, per update)
     ("sssp", "random-1m-1m"): "4.71 s; 0.25 ms",

@@ -26,7 +26,7 @@ _EXPORTS = {
     "explore_graph": ("explorer", True), "ExplorerOptions": ("options", False),
     "ComponentCollections": ("program", True), "component_collections": ("program", True),
     "References": ("references", True), "window_references": ("references", True),
-    "demo": ("demo", True), "DemoData": ("demo", True), "DEMO_DATA": ("demo", True),
+    "demo": ("naiad", True), "DemoData": ("naiad", True), "DEMO_DATA": ("naiad", True),
     "Progress": ("progress", False), "NullProgress": ("progress", False),
 }
 
@@ -50,7 +50,7 @@ def __dir__():
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .demo import DEMO_DATA, DemoData, demo
+    from .naiad import DEMO_DATA, DemoData, demo
     from .explorer import Explorer, explore, explore_graph
     from .options import ExplorerOptions
     from .program import ComponentCollections, component_collections

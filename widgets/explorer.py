@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import re
 import time
 import traceback
 from collections import OrderedDict
@@ -241,6 +242,12 @@ class Explorer:
     @property
     def position(self) -> int:
         return self.feed.position
+
+    @property
+    def status_text(self) -> str:
+        """The status line as plain text (one line per line of the widget)."""
+        text = re.sub(r"<br\s*/?>", "\n", self.status.value)
+        return html.unescape(re.sub(r"<[^>]+>", "", text))
 
     def move_to(self, k: int) -> int:
         """Move the window to position ``k`` in one epoch (what the slider, Play and jump

@@ -59,7 +59,7 @@ _HASHTAG = ("the papers' demo showed each component's most popular hashtag; Coll
 #: shared data folder (``../shared/data``, or ``$DDLAB_DATA_DIR``).
 DEMO_DATA = {
     "collegemsg": DemoData(
-        "collegemsg", "7d", "1h", position=16 * 24 + 12, origin="2004-04-15",
+        "collegemsg", "7d", "1h", position=47 * 24 + 14, origin="2004-04-15",
         about="CollegeMsg: 59,835 messages among 1,899 students (UC Irvine, 2004); a 7-day "
               "window moving one hour per step", no_labels=_HASHTAG, interval_ms=400),
     "travian": DemoData(
