@@ -62,6 +62,8 @@ class Controls:
     def show_position(self, position: int, span: str) -> None:
         """Label the slider with the window's real dates/times (``span``)."""
         self.slider.description = f"window {span}" if position >= 0 else "window (empty)"
+        if position >= 0:
+            self.jump_to.value = position
 
     def next_target(self, position: int, ticks: int = 1) -> int:
         """Where ``ticks`` Play ticks go from ``position`` (clamped to the ends)."""

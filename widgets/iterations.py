@@ -47,11 +47,14 @@ class IterationPlot:
     def __init__(self, loop: str | None, *, history: int = 20, width: int = 520,
                  height: int = 320):
         self.loop, self.history = loop, history
-        self.current = ColumnDataSource(data=_empty_lines())
-        self.past = ColumnDataSource(data=_empty_lines())
-        self.points = ColumnDataSource(data={"x": [], "y": [], "records": []})
-        self.references = ColumnDataSource(data={"xs": [], "ys": [], "name": [], "colour": [],
-                                                 "records": [], "window": [], "position": []})
+        # named, so a browser test can read them back from the page's bokeh documents
+        self.current = ColumnDataSource(data=_empty_lines(), name="ddlab-differential")
+        self.past = ColumnDataSource(data=_empty_lines(), name="ddlab-earlier-moves")
+        self.points = ColumnDataSource(data={"x": [], "y": [], "records": []},
+                                       name="ddlab-differential-points")
+        self.references = ColumnDataSource(data={"xs": [], "ys": [], "label": [], "colour": [],
+                                                 "records": [], "window": [], "position": []},
+                                           name="ddlab-references")
         fig = figure(title=self._title(loop), y_axis_type="log", width=width, height=height,
                      x_axis_label="iteration (from the loop body's first output)",
                      y_axis_label="records in difference",
@@ -68,8 +71,9 @@ class IterationPlot:
         fig.multi_line("xs", "ys", source=self.past, line_width=1.2, line_alpha=0.5,
                        line_color={"field": "epoch", "transform": self.mapper},
                        legend_label="earlier moves")
+        # (its own legend field: bokeh merges legend items that share a field name)
         fig.multi_line("xs", "ys", source=self.references, line_width=2, line_dash="dashed",
-                       line_color="colour", legend_field="name")
+                       line_color="colour", legend_field="label")
         line = fig.multi_line("xs", "ys", source=self.current, line_width=3.5,
                               line_color=DIFFERENTIAL_COLOUR, legend_field="name")
         dots = fig.scatter("x", "y", source=self.points, size=7, line_color=DIFFERENTIAL_COLOUR,
@@ -143,7 +147,7 @@ class IterationPlot:
             data["xs"].append(x)
             data["ys"].append(y)
             data["records"].append(list(records))
-            data["name"].append(f"{name} from scratch ({int(sum(records)):,})")
+            data["label"].append(f"{name} from scratch ({int(sum(records)):,})")
             data["colour"].append(REFERENCE_COLOURS[name])
             data["window"].append(window)
             data["position"].append(position)

@@ -96,6 +96,16 @@ def demo_windows(data: str = "collegemsg", *, cache: bool = True, progress=None)
             f"(demo() runs on CollegeMsg, which ships with ddlab)") from None
 
 
+def _in_event_loop() -> bool:
+    import asyncio
+
+    try:
+        asyncio.get_running_loop()
+        return True
+    except RuntimeError:
+        return False
+
+
 def _spec(data: str) -> DemoData:
     if isinstance(data, DemoData):
         return data
@@ -108,7 +118,8 @@ def demo(data: str | DemoData = "collegemsg", *, position: int | None = None,
          cache: bool = True, progress: bool = True, **options) -> Explorer:
     """The sliding-window SCC explorer on ``data`` (``"collegemsg"``, ``"travian"``,
     ``"twitter24h"``: see :data:`DEMO_DATA`), its first screen one step after ``position - 1``
-    (default: the dataset's), the reference lines of that window computed.
+    (default: the dataset's), the reference lines of that window computed (in a kernel: as
+    soon as the cell is done, when the window settles, so the explorer shows first).
 
     ``cache=False`` windows on Spark even if the batches were stored before; ``options``:
     :class:`~ddlab.widgets.ExplorerOptions` fields (``interval_ms``, ``settle_ms``, ...).
@@ -126,9 +137,10 @@ def demo(data: str | DemoData = "collegemsg", *, position: int | None = None,
                 "references_at_start": False}
         ex = explore_graph(batches, "scc", label_name=spec.label_name,
                            no_labels=spec.no_labels, **opts)
-        row.phase("moving one step and computing that window from scratch")
+        row.phase("moving one step")
         ex.move_to(first)
-        ex.settle()
+        if not _in_event_loop():   # in a kernel the window settles once the cell is done
+            ex.settle()
     ex.data = spec
     ex.batches = batches
     return ex

@@ -66,7 +66,7 @@ class ResultsPanel:
         self.components, self.top_labels, self.label_totals = components, top_labels, label_totals
         self.noun, self.label_name, self.no_labels = noun, label_name, no_labels
         self.top, self.rows = top, rows
-        self.widget = w.HTML(layout=w.Layout(min_width="340px", max_height="520px",
+        self.widget = w.HTML(layout=w.Layout(width="380px", max_height="520px",
                                              overflow="auto"))
         self.widget.add_class("ddlab-results")
         self.current: list | None = None   # the top list shown now: (component, size, label, count)
