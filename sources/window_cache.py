@@ -183,13 +183,17 @@ def cached_windows(name: str, width, step, *, path=None, start: int | None = Non
     df = events.df
     if prepare is not None:
         df = prepare(df)
+    # kept on Spark while it is windowed: the window's range and its batches are two jobs
+    # over the same events, which would otherwise parse the files twice
+    df = df.cache()
     say(f"cutting every {format_duration(width_s)} window position's changes "
         f"(step {format_duration(step_s)}) on Spark")
     batches = window_batches(df, width_s, step_s, multigraph=multigraph, start=start,
                              spark=session)
     say("fetching the window batches")
-    frame = batches.to_pandas()
+    frame = batches.df.toArrow().to_pandas()   # in any order: StoredWindows sorts by step
     batches.unpersist()
+    df.unpersist()
     source = f"{name} ({events.report.rows_loaded:,} events)"
     stored = StoredWindows(frame, origin=batches.origin, width=batches.width, step=batches.step,
                            steps=batches.steps, multigraph=multigraph, columns=batches.columns,
