@@ -29,16 +29,6 @@ def scc_oracle(edges: pd.DataFrame) -> dict[int, int]:
     return out
 
 
-def scc_edges(edges) -> set:
-    """The edges inside one strongly connected component (networkx)."""
-    g = nx.DiGraph()
-    g.add_edges_from(edges)
-    comp = {}
-    for i, c in enumerate(nx.strongly_connected_components(g)):
-        comp.update({n: i for n in c})
-    return {(u, v) for u, v in set(edges) if comp[u] == comp[v]}
-
-
 def stats_curve(flow, epoch: int, loop: str) -> list[int]:
     """Records in difference per iteration from the raw ``flow.stats()`` rows of the loop's
     feedback: iterations 0..the last that carried records, 0 where nothing was carried."""

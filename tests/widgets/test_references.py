@@ -11,7 +11,7 @@ from ddlab.sources import collegemsg_pandas
 from ddlab.widgets import explore_graph, window_references
 from ddlab.widgets.references import REFERENCE_NAMES, stateless_curves
 
-from .oracles import scc_edges, scratch_oracle, stateless_oracle, stats_curve, window_edges
+from .oracles import scc_oracle, scratch_oracle, stateless_oracle, stats_curve, window_edges
 
 pytestmark = pytest.mark.spark
 
@@ -96,7 +96,7 @@ def test_stateless_executor_matches_the_plain_python_one_and_networkx(hourly):
     cc = stateless_curves(edges, "cc")["root/cc"]
     nodes = len(set(edges["src"]) | set(edges["dst"]))
     assert cc and set(cc) == {nodes}, "connected components: one label per node, every iteration"
-    assert scc_edges(list(zip(edges.src, edges.dst)))   # the window does hold an SCC
+    assert scc_oracle(edges)   # the window does hold an SCC
 
 
 def test_references_wait_for_the_window_to_settle_in_a_kernel_loop(hourly):
