@@ -15,4 +15,5 @@ WORKLOADS = {
     "explore": "benchmarks.explore_workload:run",
     "demo-start": "benchmarks.explore_workload:run_start",
     "soak": "benchmarks.soak:run",
+    "why": "benchmarks.why_workload:run",
 }

@@ -16,7 +16,8 @@ __all__ = ["InputDecl", "DerivedDecl", "RESERVED", "mentions"]
 
 #: words that are commands of ``%dd`` and so cannot name a collection
 RESERVED = {"input", "step", "insert", "remove", "show", "changes", "trace", "stats", "graph",
-            "drop", "reset", "rebuild", "status", "help", "explore", "save", "load"}
+            "drop", "reset", "rebuild", "status", "help", "explore", "save", "load", "why",
+            "why-loop", "why-cost"}
 
 
 @dataclass

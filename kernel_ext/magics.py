@@ -41,6 +41,8 @@ ddlab magics: declare, step and inspect a differential dataflow in this kernel.
   %dd graph [NAME]                       the dataflow picture, edges labelled with updates
   %dd explore NAME                       slide the window and watch NAME, the per-iteration
         differences, the lattice trace and latency live (the explorer widget)
+  %dd why NAME RECORD | %dd why-loop [NAME] | %dd why-cost   which input records produce a
+        record, why the loops ran as long as they did, what the last move cost
   %dd status | %dd drop NAME | %dd rebuild [--restart] | %dd reset
   %dd save PATH | %dd load PATH          the session on disk (inputs, windows, positions)
 

@@ -2,7 +2,7 @@
 faded behind it, and the window this move landed on computed from scratch (stateless,
 incremental, prioritized) as reference lines: the CIDR paper's Figure 1, live.
 
-Data: ``flow.loop_differences(epoch, loop, zeros=True)`` (what the loop's feedback carried
+Data: ``flow.loop_differences(epoch, loop)`` (what the loop's feedback carried
 per iteration, numbered by iteration).  Empty iterations stay visible: a log axis cannot place
 0, so zeros sit on their own row at the bottom, labelled "0", below a dotted break (the
 papers: in Figure 1 "several iterations are completely empty").  Every line carries the window
@@ -101,7 +101,7 @@ class IterationPlot:
         """This loop's records in difference per iteration in ``epoch``."""
         if self.loop is None:
             return []
-        return [int(v) for v in flow.loop_differences(epoch, self.loop, zeros=True)["records"]]
+        return [int(v) for v in flow.loop_differences(epoch, self.loop)["records"]]
 
     def row(self, flow, epoch: int, position: int, window: str) -> dict:
         """The row this move streams."""

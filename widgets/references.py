@@ -12,7 +12,7 @@ gives, for every loop of the explorer's program, the records in difference per i
   iteration, for as many iterations as the computation needs.  A nested loop's counts are
   summed over the outer iterations, as ``flow.loop_differences`` sums the differential line.
 
-The first two are the engine's own ``loop_differences(0, loop, zeros=True)`` on a fresh flow;
+The first two are the engine's own ``loop_differences(0, loop)`` (empty iterations listed) on a fresh flow;
 the stateless line is counted by :func:`stateless_curves`, a numpy re-execution of the same
 label propagation that recomputes every iteration in full (it keeps nothing but the current
 variable, as a stateless system does).
@@ -102,7 +102,7 @@ def scratch_curves(records: pd.DataFrame, algorithm: str, *, prioritized: bool) 
     if len(records):
         edges.update(records.assign(diff=1))
     flow.step()
-    return {mine: [int(r) for r in flow.loop_differences(0, theirs, zeros=True)["records"]]
+    return {mine: [int(r) for r in flow.loop_differences(0, theirs)["records"]]
             for mine, theirs in loops.items()}
 
 

@@ -50,46 +50,9 @@ def test_loop_differences_are_the_feedback_outputs_in_time_order():
         per = {}
         for t, out in zip(fb.time, fb.out):
             per[t[depth]] = per.get(t[depth], 0) + out
-        curve = flow.loop_differences(3, loop)
+        curve = flow.loop_differences(3, loop, with_empty=False)
         assert curve.records.tolist() == [per[k] for k in sorted(per)]
         assert curve.iteration.tolist() == list(range(len(per)))
-
-
-def test_loop_differences_with_zeros_number_plain_loops_by_iteration():
-    """An update whose correction is empty at some iterations: by position the curve would
-    close up; ``zeros=True`` keeps each count at its iteration (0 where nothing was carried)."""
-    flow = ddlab.Dataflow()
-    edges = flow.input("edges", columns=["src", "dst"])
-    connected_components(edges, prioritized=False).view()
-    edges.insert([(1, 8), (3, 2), (3, 5), (4, 1), (4, 3), (6, 5), (8, 7)])
-    flow.step()
-    edges.remove([(4, 3)])
-    edges.insert([(5, 3)])
-    flow.step()
-    stats = flow.stats(epoch=1)
-    fb = stats[(stats.kind == "feedback") & (stats.scope == "root/cc")]
-    per = {}
-    for it, out in zip(fb.iteration, fb.out):
-        per[int(it)] = per.get(int(it), 0) + int(out)
-    assert 0 not in per, "this update's correction skips iteration 0"
-    last = max(i for i, n in per.items() if n)
-    expected = [per.get(i, 0) for i in range(last + 1)]
-    curve = flow.loop_differences(1, "root/cc", zeros=True)
-    assert curve.records.tolist() == expected and expected[0] == 0
-    assert curve.iteration.tolist() == list(range(last + 1))
-    by_position = flow.loop_differences(1, "root/cc").records.tolist()
-    assert by_position == [per[i] for i in sorted(per)]
-    # from scratch nothing is skipped: both numberings agree
-    assert (flow.loop_differences(0, "root/cc", zeros=True).records.tolist()
-            == flow.loop_differences(0, "root/cc").records.tolist())
-    # a prioritized loop keeps positions
-    pflow = ddlab.Dataflow()
-    pedges = pflow.input("edges")
-    connected_components_prioritized(pedges).view()
-    pedges.insert([(1, 2), (2, 3), (9, 10)])
-    pflow.step()
-    assert (pflow.loop_differences(0, "root/cc-prioritized", zeros=True).records.tolist()
-            == pflow.loop_differences(0, "root/cc-prioritized").records.tolist())
 
 
 def test_prioritized_lattice_uses_the_iteration_part():

@@ -31,12 +31,11 @@ def scc_oracle(edges: pd.DataFrame) -> dict[int, int]:
 
 def stats_curve(flow, epoch: int, loop: str) -> list[int]:
     """Records in difference per iteration from the raw ``flow.stats()`` rows of the loop's
-    feedback: iterations 0..the last that carried records, 0 where nothing was carried."""
+    feedback: iterations 0..the last the feedback ran at, 0 where nothing was carried."""
     st = flow.stats(epoch=epoch)
     fb = st[(st["kind"] == "feedback") & (st["scope"] == loop)]
     per = {int(k): int(v) for k, v in fb.groupby("iteration")["out"].sum().items()}
-    carried = [i for i, n in per.items() if n]
-    return [per.get(i, 0) for i in range(max(carried) + 1)] if carried else []
+    return [per.get(i, 0) for i in range(max(per) + 1)] if per else []
 
 
 def stats_lattice(flow, epoch: int, loop: str) -> dict[int, int]:
@@ -64,14 +63,19 @@ def scratch_oracle(edges: pd.DataFrame, loop: str, *, prioritized: bool) -> list
     flow.step()
     if prioritized and loop == "root/cc":
         loop = "root/cc-prioritized"
-    if prioritized:   # a prioritized loop's rows are its times in order
+    if prioritized:   # by priority class, each from its iteration 0 to the last it ran
         st = flow.stats(epoch=0)
         fb = st[(st["kind"] == "feedback") & (st["scope"] == loop)]
         depth = loop.count("/")
         per: dict = {}
         for t, out in zip(fb["time"], fb["out"]):
-            per[t[depth]] = per.get(t[depth], 0) + int(out)
-        return [per[k] for k in sorted(per)]
+            priority, iteration = t[depth]
+            per[(priority, iteration)] = per.get((priority, iteration), 0) + int(out)
+        out = []
+        for priority in sorted({p for p, _ in per}):
+            last = max(i for p, i in per if p == priority)
+            out += [per.get((priority, i), 0) for i in range(last + 1)]
+        return out
     return stats_curve(flow, 0, loop)
 
 
