@@ -69,7 +69,8 @@ def scratch_oracle(edges: pd.DataFrame, loop: str, *, prioritized: bool) -> list
         depth = loop.count("/")
         per: dict = {}
         for t, out in zip(fb["time"], fb["out"]):
-            priority, iteration = t[depth]
+            # a prioritized loop's coordinate is (priority, iteration); SCC's outer loop is plain
+            priority, iteration = t[depth] if isinstance(t[depth], tuple) else (0, t[depth])
             per[(priority, iteration)] = per.get((priority, iteration), 0) + int(out)
         out = []
         for priority in sorted({p for p, _ in per}):
