@@ -18,7 +18,7 @@ PLUS, MINUS = "#1a7f37", "#cf222e"   # additions green, retractions red (as in t
 
 _CSS = """<style>
 .ddlab-results table{border-collapse:collapse;font-size:12px;margin:2px 0 6px 0}
-.ddlab-results th,.ddlab-results td{padding:1px 8px;text-align:right;border-bottom:1px solid #eee}
+.ddlab-results th,.ddlab-results td{padding:1px 6px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}
 .ddlab-results th{color:#555;font-weight:600}
 .ddlab-results tr.in td{background:#dafbe1}
 .ddlab-results tr.out td{color:#cf222e;text-decoration:line-through}
@@ -66,7 +66,7 @@ class ResultsPanel:
         self.components, self.top_labels, self.label_totals = components, top_labels, label_totals
         self.noun, self.label_name, self.no_labels = noun, label_name, no_labels
         self.top, self.rows = top, rows
-        self.widget = w.HTML(layout=w.Layout(width="380px", max_height="520px",
+        self.widget = w.HTML(layout=w.Layout(width="400px", max_height="520px",
                                              overflow="auto"))
         self.widget.add_class("ddlab-results")
         self.current: list | None = None   # the top list shown now: (component, size, label, count)

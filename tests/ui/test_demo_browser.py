@@ -99,7 +99,8 @@ def _run_all_until_visible(page: Page, lab, artifacts_dir, tag: str, timings: di
     """Run All; seconds until the explorer is visible (screenshots while it loads); also
     when the demo's cell finished running."""
     start = time.monotonic()
-    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    # not awaited: the command's promise resolves only when every cell has run
+    page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
     shot = 0
     while not _explorer_visible(page):
         elapsed = time.monotonic() - start
@@ -110,6 +111,7 @@ def _run_all_until_visible(page: Page, lab, artifacts_dir, tag: str, timings: di
             raise AssertionError(f"no explorer {RUN_TIMEOUT_S} s after Run All ({tag}); "
                                  f"errors {state['errors']}\n{lab.log_tail()}")
         if elapsed > 3 * shot and shot < 12:   # the progress row while Spark starts and windows
+            page.locator(".jp-Notebook .jp-CodeCell").nth(1).scroll_into_view_if_needed()
             page.screenshot(path=str(artifacts_dir / f"demo-loading-{tag}-{shot:02d}.png"))
             shot += 1
         page.wait_for_timeout(100)
