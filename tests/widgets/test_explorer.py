@@ -399,3 +399,13 @@ def test_importing_without_bokeh_is_one_clear_line():
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ddlab.widgets._deps.MissingLabDependency: ddlab.widgets needs bokeh")
     assert "pip install 'ddlab[lab]'" in last
+
+
+def test_options_name_what_is_wrong():
+    with pytest.raises(TypeError, match=r"unknown option\(s\) intervall_ms; the options are .*interval_ms"):
+        ExplorerOptions().updated(intervall_ms=300)
+    with pytest.raises(ValueError, match="interval_ms must be a positive int, not 0"):
+        ExplorerOptions(interval_ms=0)
+    with pytest.raises(ValueError, match="settle_ms must be None or an int >= 0"):
+        ExplorerOptions(settle_ms=-5)
+    assert ExplorerOptions().updated(interval_ms=300).interval_ms == 300
