@@ -1,21 +1,34 @@
-"""``explore``: the Naiad demo in the explorer, end to end.
+"""``explore`` and ``demo-start``: the demo's explorer, end to end.
 
-A 1-hour window over Twitter 24h slides in 1-minute steps; the explorer shows SCC with the top
-label (mention or retweet) per component, the per-iteration differences, the lattice trace
-and the latency plots.  1,000 moves in mixed directions (runs forward and backward, as a hand
-on the slider or Play in both directions would make), each timed from setting the slider's
-value until every panel and plot has handed its comm messages over (a recording comm stands
-in for the kernel's, so the messages are built and serialized as in a notebook).
+``explore`` (default ``--dataset collegemsg``: the demo's default configuration, a 7-day window
+moving one hour per step, from the demo's first position; ``twitter24h``: the Naiad setting,
+a 1-hour window of @mentions moving one minute per step; ``travian``: the labelled variant).
+1,000 moves in mixed directions (runs forward and backward, as a hand on the slider or Play
+in both directions would make), each timed from setting the slider's value until every panel
+and plot has handed its comm messages over (a recording comm stands in for the kernel's, so
+the messages are built and serialized as in a notebook).  Then the window is let settle at 20
+positions and the reference lines are computed (what the explorer does when Play stops or no
+move comes for ``settle_ms``): their time, and this move's work against them.
 
-Figures: ``move_median_ms``, ``move_p99_ms`` (targets 40 and 120), ``payload_kb`` (the largest
-move's comm payload; target 20), ``memory_ratio`` (process RSS after 1,000 moves over after
-100; target 1.2), plus the engine's share and a few far jumps for reference.
+Figures: ``move_median_ms``, ``move_p99_ms`` (targets 100 and 300 on the demo's default;
+Play's default interval must be above the p99), ``move_cpu_median_ms`` (this process's CPU:
+the figure least moved by other load), ``payload_kb`` (largest move's comm payload),
+``memory_ratio`` (RSS after 1,000 moves over after 100), ``settle_median_ms`` and
+``work_vs_stateless_median`` (a move's records in difference over the stateless line's, same
+window), plus the engine's share and a few far jumps.
+
+``demo-start``: what "Run All" on a fresh kernel costs before the explorer is there, by phase,
+in two fresh processes: with an empty window cache (Spark starts, loads, windows) and with the
+cache the first one filled.
 """
 from __future__ import annotations
 
 import gc
 import json
 import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -69,41 +82,54 @@ def _moves(n: int, steps: int, start: int, seed: int) -> list[int]:
 
 
 def run(args):
-    from ddlab.sources import get_spark, load_dataset, window_batches
+    from ddlab.widgets.naiad import DEMO_DATA, demo_windows
 
-    dataset = args.dataset or "twitter24h"
-    if dataset not in ("twitter24h", "collegemsg"):
-        raise SystemExit("explore: --dataset twitter24h (the Naiad demo) or collegemsg")
-    width, step = ("1h", "1min") if dataset == "twitter24h" else ("7d", "1d")
+    dataset = args.dataset or "collegemsg"
+    if dataset not in DEMO_DATA:
+        raise SystemExit(f"explore: --dataset one of {', '.join(DEMO_DATA)} (the demo's data)")
+    spec = DEMO_DATA[dataset]
     n_moves = max(args.updates, 1000) if args.updates != 200 else 1000
     recorder = _Recorder()
     _recording_comms(recorder)
+    from ddlab.sources import get_spark
     from ddlab.widgets import explore_graph
 
     get_spark()
     t0 = time.perf_counter()
-    kwargs = {"with_type": True} if dataset == "twitter24h" else {}
-    batches = window_batches(load_dataset(dataset, **kwargs), width, step)
-    batches.prefetch()
+    batches = demo_windows(dataset, cache=False)
     load_s = time.perf_counter() - t0
-    ex = explore_graph(batches, "scc", reference_at_start=False)
-    start = min(60, batches.steps - 1)
+    ex = explore_graph(batches, "scc", start=spec.position - 1, references_at_start=False,
+                       settle_ms=None, label_name=spec.label_name)
+    start = spec.position
     ex.slider.value = start
     targets = _moves(n_moves, batches.steps, start, args.seed)
-    times, engine, payload = [], [], []
+    times, cpu, engine, payload, work = [], [], [], [], []
     rss = {}
     gc.collect()
     for i, target in enumerate(targets, 1):
         recorder.bytes = 0
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         ex.slider.value = target
         times.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         payload.append(recorder.bytes)
         engine.append(ex.last_move["engine_s"] * 1000)
+        work.append(ex.last_move["work"])
         assert ex.position == target, ex.status.value
         if i in (100, n_moves):
             gc.collect()
             rss[i] = _rss_mb()
+    # the window settles: reference lines of the current window, and this move's share
+    settle, fraction = [], []
+    rng = np.random.default_rng(args.seed + 2)
+    for target in rng.choice(sorted(set(targets)), size=min(20, len(set(targets))), replace=False):
+        ex.slider.value = int(target) - 1 if target > 0 else 1
+        ex.slider.value = int(target)
+        t = time.perf_counter()
+        refs = ex.settle()
+        settle.append((time.perf_counter() - t) * 1000)
+        stateless = refs.totals(ex.loop)["stateless"]
+        fraction.append(ex.last_move["work"] / stateless if stateless else 0.0)
     jumps = []
     rng = np.random.default_rng(args.seed + 1)
     for target in rng.integers(0, batches.steps, 10):
@@ -112,18 +138,70 @@ def run(args):
         jumps.append((time.perf_counter() - t) * 1000)
     lat = np.array(times)
     forward = sum(1 for a, b in zip([start] + targets, targets) if b > a)
+    p99 = float(np.percentile(lat, 99))
     return {
-        "workload": "explore", "dataset": dataset, "window": width, "step": step,
-        "positions": batches.steps, "moves": n_moves, "forward_moves": forward,
+        "workload": "explore", "dataset": dataset, "window": spec.width, "step": spec.step,
+        "start": start, "positions": batches.steps, "moves": n_moves, "forward_moves": forward,
         "backward_moves": n_moves - forward, "load_and_window_s": round(load_s, 1),
         "move_median_ms": round(float(np.median(lat)), 2),
-        "move_p99_ms": round(float(np.percentile(lat, 99)), 2),
+        "move_p99_ms": round(p99, 2),
+        "move_cpu_median_ms": round(float(np.median(cpu)), 2),
+        "move_cpu_p99_ms": round(float(np.percentile(cpu, 99)), 2),
         "engine_median_ms": round(float(np.median(engine)), 2),
         "widgets_median_ms": round(float(np.median(lat - np.array(engine))), 2),
+        "play_interval_ms": spec.interval_ms,
+        "interval_above_p99": spec.interval_ms > p99,
+        "work_median_records": int(np.median(work)),
+        "work_vs_stateless_median": round(float(np.median(fraction)), 5),
+        "settle_median_ms": round(float(np.median(settle)), 1),
+        "settle_max_ms": round(float(np.max(settle)), 1),
         "payload_kb": round(max(payload) / 1024, 2),
         "payload_median_kb": round(float(np.median(payload)) / 1024, 2),
         "memory_ratio": round(rss[n_moves] / rss[100], 3),
         "rss_after_100_mb": round(rss[100], 1), "rss_after_all_mb": round(rss[n_moves], 1),
         "jump_median_ms": round(float(np.median(jumps)), 1),
         "loop": ex.loop,
+        "load_average": round(os.getloadavg()[0], 1),
     }
+
+
+# -- demo-start ----------------------------------------------------------------------------------
+
+_START_SCRIPT = r"""
+import json, sys, time
+t0 = time.perf_counter()
+phases = []
+class Clock:
+    def phase(self, text):
+        phases.append((round(time.perf_counter() - t0, 2), text))
+    def advance(self, *a, **k): pass
+    def close(self): pass
+    def __enter__(self): return self
+    def __exit__(self, *exc): return False
+import ddlab.widgets.naiad as d
+d.Progress = lambda title: Clock()
+phases.append((round(time.perf_counter() - t0, 2), "imported ddlab.widgets"))
+ex = d.demo(sys.argv[1])
+ex._repr_mimebundle_()       # what displaying the explorer builds
+total = time.perf_counter() - t0
+print(json.dumps({"total_s": round(total, 2), "phases": phases, "stored": ex.batches.stored}))
+"""
+
+
+def run_start(args):
+    """Fresh processes, as "Run All" on a fresh kernel: empty cache, then the filled one."""
+    dataset = args.dataset or "collegemsg"
+    out = {"workload": "demo-start", "dataset": dataset}
+    with tempfile.TemporaryDirectory(prefix="ddlab-demo-cache-") as cache:
+        env = dict(os.environ, DDLAB_CACHE_DIR=cache)
+        for label in ("cold", "warm"):
+            t = time.perf_counter()
+            proc = subprocess.run([sys.executable, "-c", _START_SCRIPT, dataset], env=env,
+                                  capture_output=True, text=True, check=True)
+            wall = time.perf_counter() - t
+            result = json.loads(proc.stdout.strip().splitlines()[-1])
+            out[f"{label}_s"] = round(wall, 2)
+            out[f"{label}_in_process_s"] = result["total_s"]
+            out[f"{label}_phases"] = "; ".join(f"{s:g} s {text}" for s, text in result["phases"])
+    out["load_average"] = round(os.getloadavg()[0], 1)
+    return out

@@ -13,6 +13,7 @@ WORKLOADS = {
     "figure1": "benchmarks.window_workloads:run_figure1",
     "spark-windows": "benchmarks.spark_windows:run",
     "explore": "benchmarks.explore_workload:run",
+    "demo-start": "benchmarks.explore_workload:run_start",
     "soak": "benchmarks.soak:run",
     "rules": "benchmarks.rules_workload:run",
     "why": "benchmarks.why_workload:run",

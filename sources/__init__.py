@@ -23,7 +23,12 @@ _EXPORTS = {
     "load_dataset": "datasets", "DATASETS": "datasets", "DatasetNotFound": "datasets",
     "collegemsg": "datasets", "twitter24h": "datasets", "travian": "datasets", "enron": "datasets",
     "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets", "collegemsg_pandas": "datasets",
-    "dataset_names": "datasets",
+    "dataset_names": "datasets", "travian_by_alliance": "datasets",
+    # labels.py
+    "travian_alliances": "labels", "travian_messages_by_alliance": "labels",
+    # window_cache.py
+    "cached_windows": "window_cache", "StoredWindows": "window_cache",
+    "dataset_files": "window_cache", "cache_dir": "window_cache",
     # windows.py
     "window_batches": "windows", "WindowBatches": "windows", "events_in_window": "windows",
     "to_seconds": "windows", "format_duration": "windows", "format_span": "windows",
@@ -54,8 +59,11 @@ def __dir__():
 if TYPE_CHECKING:  # pragma: no cover
     from .baseline import BaselineResult, stateless_cc
     from .datasets import (DATASETS, DatasetNotFound, bitcoinotc, collegemsg, collegemsg_path, enron,
+                           travian_by_alliance,
                            dataset_names, load_dataset, shared_data_dir, travian, twitter24h)
     from .feed import WindowFeed
+    from .labels import travian_alliances, travian_messages_by_alliance
+    from .window_cache import StoredWindows, cache_dir, cached_windows, dataset_files
     from .loaders import LoadError, LoadReport, LoadResult, load_events
     from .records import collect_records, records_with_diff
     from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect,

@@ -36,6 +36,7 @@ __all__ = [
     "travian",
     "enron",
     "bitcoinotc",
+    "travian_by_alliance",
 ]
 
 TRAVIAN_KINDS = ("messages", "trades", "attacks")
@@ -195,10 +196,19 @@ def bitcoinotc(path=None, spark=None, *, with_rating: bool = False, **kwargs) ->
     )
 
 
+def travian_by_alliance(path=None, spark=None, **kwargs) -> LoadResult:
+    """Travian messages labelled with the sender's alliance of the day
+    (:func:`ddlab.sources.labels.travian_messages_by_alliance`)."""
+    from .labels import travian_messages_by_alliance
+
+    return travian_messages_by_alliance(path=path, spark=spark, **kwargs)
+
+
 DATASETS: dict[str, DatasetInfo] = {
     "collegemsg": DatasetInfo("collegemsg", collegemsg, None, "CollegeMsg, 59,835 messages, 193 days (always available)"),
     "twitter24h": DatasetInfo("twitter24h", twitter24h, "twitter24h/twitter_24h.csv.gz", "Twitter mentions/retweets, 130,360 events, 24 h"),
     "travian": DatasetInfo("travian", travian, "travian", "Travian game interactions, Dec 2009 (kind=messages|trades|attacks|all)"),
+    "travian-alliances": DatasetInfo("travian-alliances", travian_by_alliance, "travian/travian-communities.zip", "Travian messages, Dec 2009, each labelled with its sender's alliance of that day"),
     "enron": DatasetInfo("enron", enron, "enron/igraphdata_enron_edges.csv.gz", "Enron e-mails with topics, 125,409 rows"),
     "bitcoinotc": DatasetInfo("bitcoinotc", bitcoinotc, "bitcoinotc/soc-sign-bitcoinotc.csv.gz", "Bitcoin OTC trust ratings, 35,592 rows"),
 }
@@ -216,7 +226,8 @@ def dataset_names() -> list[str]:
 
 
 def load_dataset(name: str, path=None, spark=None, **kwargs) -> LoadResult:
-    """Load a named dataset (``collegemsg``, ``twitter24h``, ``travian[-kind]``, ``enron``, ``bitcoinotc``)."""
+    """Load a named dataset (``collegemsg``, ``twitter24h``, ``travian[-kind]``,
+    ``travian-alliances``, ``enron``, ``bitcoinotc``)."""
     key = name.lower().replace("_", "").replace(" ", "")
     if key in _ALIASES:
         base, kind = _ALIASES[key]

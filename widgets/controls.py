@@ -4,8 +4,9 @@ Pause with a speed, step size, direction, a far jump, and the from-scratch butto
 Why Play does not drive the slider directly (``jslink``): each tick must move by the step size
 in the chosen direction, backward too, and stop at the ends, which only the kernel knows.  So
 Play's value is a tick counter; every tick the kernel moves the window once.  While the kernel
-is busy the frontend sends only the latest tick (ipywidgets 8 coalescing), and the explorer
-always moves from where the engine is to the latest target, so stale moves never queue.
+is busy the frontend sends only the latest tick count (ipywidgets 8 coalescing), and the
+explorer moves from where the engine is straight to where all those ticks lead, in one move,
+so stale moves never queue (and the status line says how many ticks were merged).
 """
 from __future__ import annotations
 
@@ -61,8 +62,10 @@ class Controls:
     def show_position(self, position: int, span: str) -> None:
         """Label the slider with the window's real dates/times (``span``)."""
         self.slider.description = f"window {span}" if position >= 0 else "window (empty)"
+        if position >= 0:
+            self.jump_to.value = position
 
-    def next_target(self, position: int) -> int:
-        """Where one Play tick goes from ``position`` (clamped to the ends)."""
-        target = position + self.direction.value * self.step_size.value
+    def next_target(self, position: int, ticks: int = 1) -> int:
+        """Where ``ticks`` Play ticks go from ``position`` (clamped to the ends)."""
+        target = position + self.direction.value * self.step_size.value * ticks
         return min(max(target, self.slider.min), self.slider.max)

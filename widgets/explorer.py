@@ -6,27 +6,42 @@ from where it is straight to the latest target in one combined epoch (never a qu
 moves), then updates each panel once (one ``stream`` per plot source).  A move that fails (a
 raising user function, a non-convergent loop) is rolled back by the engine; the feed returns
 to its position, nothing is drawn, and the status line says what went wrong in one line.
+
+The reference lines are always of the window the current move landed on: computing them
+costs several moves, so they are computed when the window settles (no move for
+``settle_ms``, or Play stopped) and kept per position; until then the plot and the status
+line say they are pending, and lines of another window are never shown.
 """
 from __future__ import annotations
 
+import asyncio
 import html
+import re
 import time
 import traceback
 from collections import OrderedDict
 
-import ipywidgets as w
+from ._deps import require_lab
 
-from ddlab.engine import Collection, DataflowError, View
+require_lab()
 
-from .controls import Controls
-from .iterations import IterationPlot
-from .latency import LatencyPlot
-from .lattice import LatticePlot
-from .program import ALGORITHMS, component_collections, graph_references
-from .results import MINUS, PLUS, ResultsPanel
+import ipywidgets as w  # noqa: E402
+
+from ddlab.engine import Collection, DataflowError, View  # noqa: E402
+
+from .controls import Controls  # noqa: E402
+from .iterations import IterationPlot  # noqa: E402
+from .latency import LatencyPlot  # noqa: E402
+from .lattice import LatticePlot  # noqa: E402
+from .options import ExplorerOptions  # noqa: E402
+from .program import ComponentCollections, component_collections  # noqa: E402
+from .references import REFERENCE_NAMES, References, window_references  # noqa: E402
+from .results import MINUS, PLUS, ResultsPanel  # noqa: E402
 
 __all__ = ["Explorer", "explore", "explore_graph"]
 
+#: reference lines kept per window position (a revisited window shows them at once)
+_KEPT_REFERENCES = 64
 _BOKEH_LOADED = False
 
 
@@ -69,68 +84,115 @@ def _first_line(err: BaseException) -> str:
     return f"{type(err).__name__}: {text[0] if text else ''}"
 
 
-class Explorer:
-    """Slide a window and watch the results, the per-iteration differences, the lattice trace
-    and the latency move.  Build it with :func:`explore`."""
+def _running_loop():
+    """The kernel's event loop when called from inside it (a cell, a widget message), else
+    ``None`` (a script or a test: the reference lines wait for :meth:`Explorer.settle`)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
-    def __init__(self, feed, collections, *, components=None, top_labels=None, window=None,
-                 references=None, loop="auto", noun: str | None = None, top: int = 10,
-                 rows: int = 12, history: int = 20, lattice_epochs: int = 60,
-                 lattice_cells: int = 4000, latency_epochs: int = 300, interval_ms: int = 400,
-                 start: int | None = 0, reference_at_start: bool = True,
-                 spark_stateless: bool = False):
+
+class Explorer:
+    """Slide a window and watch the results, the per-iteration differences (beside the same
+    window from scratch), the lattice trace and the latency move.  Build it with
+    :func:`explore` or :func:`explore_graph`.
+
+    ``collections``: name -> Collection or View shown (the first is what the components
+    panel sums up when there is one); ``program``: the :class:`ComponentCollections` of the
+    components panel and the reference lines; ``loop``: the loop plotted (``"auto"``: the
+    label propagation upstream); ``options``: :class:`ExplorerOptions`.
+    """
+
+    def __init__(self, feed, collections, *, program: ComponentCollections | None = None,
+                 loop: str | None = "auto", options: ExplorerOptions | None = None):
+        self.options = options if options is not None else ExplorerOptions()
+        self.feed, self.flow = self._check_feed(feed)
+        collections = self._named(collections)
+        self.program = program
+        self._check_flows(collections, program)
+        self.views = {name: _as_view(obj, f"collection {name!r}")
+                      for name, obj in collections.items()}
+        panel = {role: _as_view(obj, role) for role, obj in
+                 (program.parts().items() if program is not None else ())}
+        self.window_view = panel.get("window")
+        self.algorithm = program.algorithm if program is not None else None
+        self.loops = self._upstream_loops(list(collections.values()) + [panel.get("components")])
+        self.loop = self._chosen_loop(loop)
+        self._build(panel)
+        self._wire()
+        self.moves = 0
+        self.last_error: BaseException | None = None
+        self.last_move: dict = {}
+        self.references: OrderedDict[int, References] = OrderedDict()
+        self._recent: list[tuple[int, int]] = []   # (epoch, position) of the last moves
+        self._target: int | None = None
+        self._busy = self._syncing = False
+        self._settle_handle = None
+        self._merged_ticks = 0
+        self._start()
+
+    # -- construction -------------------------------------------------------------------------
+    @staticmethod
+    def _check_feed(feed):
         if not hasattr(feed, "seek") or not hasattr(feed, "flow"):
             raise TypeError(f"explore: feed must be a WindowFeed, not {type(feed).__name__}")
-        self.feed, self.flow = feed, feed.flow
+        return feed, feed.flow
+
+    @staticmethod
+    def _named(collections) -> dict:
         if isinstance(collections, (Collection, View)):
             collections = {getattr(collections, "name", None) or collections.label: collections}
         if not isinstance(collections, dict) or not collections:
             raise TypeError("explore: collections must be a Collection, a View, or a non-empty "
                             "mapping name -> Collection/View")
-        given = [(f"collection {n!r}", o) for n, o in collections.items()] + [
-            (what, o) for what, o in (("components", components), ("top_labels", top_labels),
-                                      ("window", window)) if o is not None]
-        for what, obj in given:   # check everything before making any view
+        return collections
+
+    def _check_flows(self, collections: dict, program) -> None:
+        """Everything is checked before any view is made (a refused explorer adds nothing)."""
+        given = [(f"collection {n!r}", o) for n, o in collections.items()]
+        if program is not None:
+            given += list(program.parts().items())
+        for what, obj in given:
             if not isinstance(obj, (Collection, View)):
                 raise TypeError(f"explore: {what} must be a Collection or a View, not "
                                 f"{type(obj).__name__}")
             if isinstance(obj, Collection) and obj.flow is not self.flow:
                 raise DataflowError(f"explore: {what} belongs to another Dataflow than the "
                                     f"feed's")
-        self.views = {name: _as_view(obj, f"collection {name!r}")
-                      for name, obj in collections.items()}
-        comp_view = _as_view(components, "components") if components is not None else None
-        top_view = _as_view(top_labels, "top_labels") if top_labels is not None else None
-        self.window_view = _as_view(window, "window") if window is not None else None
-        if isinstance(references, str):
-            if noun is None and references in ALGORITHMS:
-                noun = ALGORITHMS[references][1]
-            references = graph_references(references, spark=spark_stateless)
-        self.references_fn = references
-        self.loops = self._upstream_loops(collections, components)
+
+    def _chosen_loop(self, loop):
         if loop == "auto":
-            loop = self._default_loop(self.loops)
-        elif loop is not None and loop not in self.flow.loops():
+            return self._default_loop(self.loops)
+        if loop is not None and loop not in self.flow.loops():
             raise ValueError(f"explore: loop {loop!r} is not a loop of this flow; its loops are "
                              f"{self.flow.loops()}")
-        self.loop = loop
+        return loop
+
+    def _build(self, panel: dict) -> None:
+        """The panels and their layout."""
+        o, program = self.options, self.program
         tables = dict(self.views)
-        if comp_view is not None:
+        if panel.get("components") is not None:
             tables.pop(next(iter(tables)))   # the first collection is what the panel sums up
-        self.controls = Controls(feed.steps, feed.position, interval_ms=interval_ms)
-        self.results = ResultsPanel(tables, components=comp_view, top_labels=top_view,
-                                    noun=noun or "components", top=top, rows=rows)
-        self.iterations = IterationPlot(self.loop, history=history)
-        self.lattice = LatticePlot(self.loop, epochs=lattice_epochs, cells=lattice_cells)
-        self.latency = LatencyPlot(epochs=latency_epochs)
-        options = self.loops or ([loop] if loop else [])
-        self.loop_select = w.Dropdown(options=options, value=loop if loop in options else None,
-                                      description="loop", disabled=len(options) < 2,
+        self.controls = Controls(self.feed.steps, self.feed.position, interval_ms=o.interval_ms)
+        self.results = ResultsPanel(
+            tables, components=panel.get("components"), top_labels=panel.get("top_labels"),
+            label_totals=panel.get("label_totals"),
+            noun=program.noun if program is not None else "components",
+            label_name=program.label_name if program is not None else "label",
+            no_labels=program.no_labels if program is not None else "", top=o.top, rows=o.rows)
+        self.iterations = IterationPlot(self.loop, history=o.history)
+        self.lattice = LatticePlot(self.loop, epochs=o.lattice_epochs, cells=o.lattice_cells)
+        self.latency = LatencyPlot(epochs=o.latency_epochs)
+        choices = self.loops or ([self.loop] if self.loop else [])
+        self.loop_select = w.Dropdown(options=choices,
+                                      value=self.loop if self.loop in choices else None,
+                                      description="loop", disabled=len(choices) < 2,
                                       layout=w.Layout(width="220px"),
                                       style={"description_width": "initial"})
         self.loop_select.add_class("ddlab-loop")
         self.controls.box.children[1].children += (self.loop_select,)
-        self._recent: list[tuple[int, int]] = []   # (epoch, position) of the last moves
         self.status = w.HTML(value="ready")
         self.status.add_class("ddlab-status")
         self.details = w.Output()
@@ -142,36 +204,32 @@ class Explorer:
                         "lattice": self.lattice.source, "latency": self.latency.source}
         title = w.HTML(f"<b>ddlab explorer</b> <span style='color:#777'>{self.feed.steps:,} "
                        f"window positions; loop {html.escape(self.loop or 'none')}</span>")
-        self.widget = w.VBox([
-            title, self.controls.box, self.status,
-            w.HBox([self.results.widget, self.iterations.widget],
-                   layout=w.Layout(align_items="flex-start")),
-            w.HBox([self.lattice.widget, self.latency.widget],
-                   layout=w.Layout(align_items="flex-start")),
-            accordion,
-        ])
+        top = w.Layout(align_items="flex-start", flex_flow="row wrap")
+        self.widget = w.VBox([title, self.controls.box, self.status,
+                              w.HBox([self.results.widget, self.iterations.widget], layout=top),
+                              w.HBox([self.lattice.widget, self.latency.widget], layout=top),
+                              accordion])
         self.widget.add_class("ddlab-explorer")
-        self.moves = 0
-        self.last_error: BaseException | None = None
-        self.last_move: dict = {}
-        self.reference_curves: OrderedDict = OrderedDict()
-        self._target: int | None = None
-        self._busy = False
-        self._syncing = False
+
+    def _wire(self) -> None:
         c = self.controls
         c.slider.observe(self._on_slider, names="value")
         c.play.observe(self._on_play, names="value")
+        c.play.observe(self._on_playing, names="playing")
         c.jump.on_click(lambda _: self.move_to(c.jump_to.value))
-        c.reference.on_click(lambda _: self.compute_references())
+        c.reference.on_click(lambda _: self.settle())
         self.loop_select.observe(lambda ch: self.set_loop(ch["new"]), names="value")
+
+    def _start(self) -> None:
+        start = self.options.start
         if start is not None and self.feed.position < 0:
             self.move_to(start)
         else:
             self._sync_controls()
             if self.feed.position >= 0:
                 self.results.update(self.feed.span())
-        if reference_at_start and self.references_fn is not None and self.window_view is not None:
-            self.compute_references()
+        if self.options.references_at_start and self.feed.position >= 0:
+            self.settle()
 
     # -- public controls (the widgets of :class:`~ddlab.widgets.controls.Controls`) ---------
     slider = property(lambda self: self.controls.slider, doc="The window-position slider.")
@@ -184,6 +242,12 @@ class Explorer:
     @property
     def position(self) -> int:
         return self.feed.position
+
+    @property
+    def status_text(self) -> str:
+        """The status line as plain text (one line per line of the widget)."""
+        text = re.sub(r"<br\s*/?>", "\n", self.status.value)
+        return html.unescape(re.sub(r"<[^>]+>", "", text))
 
     def move_to(self, k: int) -> int:
         """Move the window to position ``k`` in one epoch (what the slider, Play and jump
@@ -226,46 +290,60 @@ class Explorer:
         return self.move_to(max(self.feed.position - n, -1))
 
     def set_loop(self, loop: str) -> None:
-        """Plot another loop (iteration curves and lattice), refilled from the kept stats."""
+        """Plot another loop (iteration curves and lattice), refilled from the kept stats;
+        the reference lines follow (the kept ones hold every loop)."""
         if loop is None or loop == self.loop:
             return
         if loop not in self.flow.loops():
             raise ValueError(f"loop {loop!r} is not a loop of this flow: {self.flow.loops()}")
         self.loop = loop
-        had_references = bool(len(self.iterations.references.data["xs"]))
         kept = set(self.flow.epoch_log()["epoch"])
         recent = [(e, p) for e, p in self._recent if e in kept]
-        self.iterations.set_loop(loop, self.flow, [e for e, _ in recent[-self.iterations.history:]],
-                                 [p for _, p in recent[-self.iterations.history:]])
+        past = recent[-self.iterations.history:]
+        self.iterations.set_loop(loop, [self.iterations.row(self.flow, e, p, self.feed.span(p))
+                                        for e, p in past])
         self.lattice.set_loop(loop, self.flow, [e for e, _ in recent[-self.lattice.epochs:]])
         if self.loop_select.value != loop and loop in self.loop_select.options:
             self.loop_select.value = loop
-        self.reference_curves.clear()   # they were of the previous loop
-        if had_references:
-            self.compute_references()
+        if self.last_move:   # this move's work, counted on the loop now shown
+            self.last_move["work"] = sum(self.iterations.curve(self.flow,
+                                                               self.last_move["epoch"]))
+        self._draw_references()
+        self._render_status()
 
-    def compute_references(self) -> dict | None:
-        """Compute the current window from scratch (incremental, prioritized, stateless) and
-        draw those reference lines; cached per position."""
-        if self.references_fn is None or self.window_view is None:
-            self._error_line("no reference lines: give explore() references= and window=")
-            return None
+    def settle(self) -> References | None:
+        """Compute the window the current move landed on from scratch (stateless,
+        incremental, prioritized) and draw those reference lines (what the explorer does when
+        the window settles; kept per position).  ``None`` when there is nothing to compare."""
         pos = self.feed.position
-        if pos not in self.reference_curves:
+        if self.algorithm is None or self.window_view is None or pos < 0:
+            return None
+        refs = self.references.get(pos)
+        if refs is None:
             frame = self.window_view.to_pandas()
-            frame = frame.rename(columns={frame.columns[0]: "src", frame.columns[1]: "dst"})
             frame = frame[frame["multiplicity"] > 0]
+            edges = frame.iloc[:, :2].set_axis(["src", "dst"], axis=1)
             try:
-                curves = self.references_fn(frame, self.loop)
+                refs = window_references(edges, self.algorithm, position=pos,
+                                         window=self.feed.span(pos))
             except Exception as err:  # a failing reference must not break the explorer
                 self._error(err, "computing the reference lines")
                 return None
-            self.reference_curves[pos] = curves
-            while len(self.reference_curves) > 32:
-                self.reference_curves.popitem(last=False)
-        curves = self.reference_curves[pos]
-        self.iterations.set_references(curves, pos)
-        return curves
+            self.references[pos] = refs
+            while len(self.references) > _KEPT_REFERENCES:
+                self.references.popitem(last=False)
+        self.references.move_to_end(pos)
+        self._draw_references()
+        self._render_status()
+        return refs
+
+    def compute_references(self) -> References | None:
+        """Alias of :meth:`settle` (what the "from scratch" button does)."""
+        return self.settle()
+
+    def current_references(self) -> References | None:
+        """The reference lines shown now: those of the current position, or ``None``."""
+        return self.references.get(self.feed.position)
 
     # -- display --------------------------------------------------------------------------------
     def _ipython_display_(self):
@@ -291,6 +369,8 @@ class Explorer:
 
     def close(self) -> None:
         """Close every widget of the layout (front-end views go away, comms are released)."""
+        if self._settle_handle is not None:
+            self._settle_handle.cancel()
         todo = [self.widget]
         while todo:
             widget = todo.pop()
@@ -298,13 +378,13 @@ class Explorer:
             widget.close()
 
     # -- internals ------------------------------------------------------------------------------
-    def _upstream_loops(self, collections, components) -> list[str]:
+    def _upstream_loops(self, objs) -> list[str]:
         """Every loop the shown collections depend on, in the flow's order (outermost first)."""
         ops, _ = self.flow.graph()
         scope_of = dict(zip(ops["id"], ops["scope"]))
         label_to_op = {op.label: op for op in self.flow.operators}
         scopes = set()
-        for obj in list(collections.values()) + [components]:
+        for obj in objs:
             if obj is None:
                 continue
             op = obj if isinstance(obj, Collection) else label_to_op.get(obj.label)
@@ -324,17 +404,26 @@ class Explorer:
 
     def _on_slider(self, change) -> None:
         if not self._syncing:
+            self._merged_ticks = 0
             self.move_to(change["new"])
 
     def _on_play(self, change) -> None:
-        # a tick counts up; Stop (or a repeat) resets the counter, which is not a tick
-        if self._syncing or self._busy or change["new"] <= change["old"]:
+        # Play counts ticks; Stop (or a repeat) resets the counter, which is not a tick.  While
+        # a move runs, the front end sends only the latest count: ticks that arrive together
+        # are merged into one move to where they all would have taken the window.
+        if self._syncing or change["new"] <= change["old"]:
             return
-        target = self.controls.next_target(self.feed.position)
+        ticks = change["new"] - change["old"]
+        target = self.controls.next_target(self.feed.position, ticks)
         if target == self.feed.position:
             self.controls.play.playing = False
             return
+        self._merged_ticks = ticks - 1
         self.move_to(target)
+
+    def _on_playing(self, change) -> None:
+        if not change["new"]:
+            self._schedule_settle(0)   # Play stopped: the window has settled
 
     def _move(self, target: int) -> bool:
         feed, flow = self.feed, self.flow
@@ -356,12 +445,12 @@ class Explorer:
     def _show(self, before: int, start: float, engine_s: float) -> None:
         """Update every panel and plot for the flow's last epoch (one stream per source)."""
         feed, flow = self.feed, self.flow
-        epoch = flow.epoch - 1
-        pos = feed.position
+        epoch, pos = flow.epoch - 1, feed.position
         span = feed.span()
         previous = self.results.count if self.moves else None
         data = self.results.update(span)
-        self.iterations.update(flow, epoch, pos)
+        work = self.iterations.update(flow, epoch, pos, span)
+        self._draw_references()
         self.lattice.update(flow, epoch)
         total_s = time.perf_counter() - start
         self.latency.update(flow, epoch, pos, total_s)
@@ -370,22 +459,96 @@ class Explorer:
             del self._recent[:len(self._recent) // 2]
         self.moves += 1
         self.last_error = None
-        tables = data["tables"]
+        self.last_move = {"position": pos, "epoch": epoch, "from": before, "window": span,
+                          "engine_s": engine_s, "total_s": total_s, "work": sum(work),
+                          "merged_ticks": self._merged_ticks,
+                          "changes": self._changes(data, previous)}
+        self._merged_ticks = 0
+        self._render_status()
+        self._schedule_settle(self.options.settle_ms)
+
+    def _changes(self, data: dict, previous) -> str:
         changes = []
         if "count" in data:
             delta = f" ({data['count'] - previous:+,d})" if previous is not None else ""
             changes.append(f"{data['count']:,} {html.escape(self.results.noun)}{delta}")
-        for name, (n, _, ch) in tables.items():
+        for name, (_, _, ch) in data["tables"].items():
             plus = int((ch["diff"] > 0).sum()) if len(ch) else 0
             minus = int((ch["diff"] < 0).sum()) if len(ch) else 0
             changes.append(f"{html.escape(name)} <span style='color:{PLUS}'>+{plus:,}</span>"
                            f" <span style='color:{MINUS}'>-{minus:,}</span>")
-        self.last_move = {"position": pos, "epoch": epoch, "from": before,
-                          "engine_s": engine_s, "total_s": total_s}
-        self.status.value = (
-            f"<span style='color:{PLUS}'>●</span> position {pos} {html.escape(span)} · "
-            f"epoch {epoch} · moved {pos - before:+d} · " + " · ".join(changes) +
-            f" · engine {engine_s * 1000:.1f} ms · total {total_s * 1000:.1f} ms")
+        return " · ".join(changes)
+
+    def _draw_references(self) -> None:
+        """The reference lines of the current window if they are known, else none (with a
+        note saying when they come)."""
+        if self.algorithm is None or self.window_view is None or self.loop is None:
+            self.iterations.clear_references("")
+            return
+        pos = self.feed.position
+        refs = self.references.get(pos)
+        if refs is None:
+            self.iterations.clear_references(
+                f"window {self.feed.span(pos)}; from scratch: {self._pending()}")
+            return
+        self.iterations.set_references({name: refs.curve(name, self.loop)
+                                        for name in REFERENCE_NAMES}, pos, refs.window)
+
+    def _pending(self) -> str:
+        settle = self.options.settle_ms
+        return ("computed when the window settles (Play stopped or "
+                f"{settle / 1000:g} s without a move)" if settle is not None
+                else "press “from scratch”")
+
+    def _render_status(self) -> None:
+        m = self.last_move
+        if not m:
+            return
+        pos = m["position"]
+        line = (f"<span style='color:{PLUS}'>●</span> position {pos} · window "
+                f"{html.escape(m['window'])} · epoch {m['epoch']} · moved {pos - m['from']:+d}"
+                + (f" · {m['changes']}" if m["changes"] else ""))
+        work = (f"this move: {m['work']:,} records of work, {m['total_s'] * 1000:.0f} ms "
+                f"(engine {m['engine_s'] * 1000:.0f} ms)")
+        refs = self.references.get(pos)
+        if self.algorithm is None or self.loop is None:
+            scratch = ""
+        elif refs is None:
+            scratch = f"; from scratch on this window: {self._pending()}"
+        else:
+            totals = refs.totals(self.loop)
+            scratch = ("; from scratch on this window: " + " / ".join(
+                f"{totals[name]:,} {name}" for name in REFERENCE_NAMES) + " records")
+        loop = f" <span style='color:#777'>(loop {html.escape(self.loop)})</span>" if self.loop \
+            else ""
+        lines = [line, work + scratch + loop]
+        if m["merged_ticks"]:
+            lines.append(f"<span style='color:#9a6700'>behind: {m['merged_ticks']} Play "
+                         f"tick(s) arrived during the last move and were merged into this one "
+                         f"(moves take longer than the {self.controls.play.interval} ms "
+                         f"interval)</span>")
+        self.status.value = "<br>".join(lines)
+
+    def _schedule_settle(self, delay_ms: int | None) -> None:
+        """Compute the references after ``delay_ms`` without a move (in a kernel)."""
+        if delay_ms is None or self.options.settle_ms is None or self.algorithm is None:
+            return
+        loop = _running_loop()
+        if loop is None:
+            return
+        if self._settle_handle is not None:
+            self._settle_handle.cancel()
+        self._settle_handle = loop.call_later(delay_ms / 1000, self._settle_if_quiet,
+                                              self.moves)
+
+    def _settle_if_quiet(self, moves: int) -> None:
+        self._settle_handle = None
+        if moves != self.moves or self._busy or self.controls.play.playing:
+            return   # the window moved on (or is playing): not settled
+        try:
+            self.settle()
+        except Exception as err:  # pragma: no cover - settle reports its own errors
+            self._error(err, "computing the reference lines")
 
     def _sync_controls(self) -> None:
         pos = self.feed.position
@@ -412,46 +575,59 @@ class Explorer:
                 f"{self.moves} moves, loop {self.loop}>")
 
 
-def explore(feed, collections, **options) -> Explorer:
+_PANEL_PARTS = ("components", "top_labels", "label_totals", "window")
+
+
+def explore(feed, collections, *, program: ComponentCollections | None = None,
+            references: str | None = None, noun: str | None = None, label_name: str = "label",
+            loop: str | None = "auto", options: ExplorerOptions | None = None,
+            **kwargs) -> Explorer:
     """The explorer over ``feed`` (a :class:`~ddlab.sources.WindowFeed`) showing
     ``collections`` (a Collection or View, or a mapping name -> one).
 
-    Options: ``components`` (``(node, component)``) and ``top_labels`` (``(component, count,
-    label)``) for the components panel; ``window`` (a view of the windowed input) and
-    ``references`` (``"scc"``/``"cc"`` or a function of the window's edges) for the
-    from-scratch lines; ``loop`` (scope path; default the outermost loop upstream);
-    ``top``, ``rows``, ``history``, ``lattice_epochs``, ``lattice_cells``, ``latency_epochs``,
-    ``interval_ms``, ``start`` (first position when the feed is empty),
-    ``spark_stateless`` (CC's stateless line from the Spark baseline: seconds per window, so
-    off by default; the engine's recount otherwise).
-    See :func:`~ddlab.widgets.component_collections` for the full panel in one call.
+    The components panel and the reference lines read ``program`` (what
+    :func:`~ddlab.widgets.component_collections` declared), or its parts given one by one:
+    ``components`` (``(node, component)``), ``top_labels`` (``(component, count, label)``),
+    ``label_totals`` (``(component, total)``), ``window`` (a view of the windowed input) and
+    ``references`` (``"scc"``/``"cc"``: the program the reference lines recompute).  ``loop``:
+    the loop plotted (default: the label propagation upstream).  Any other keyword is an
+    :class:`ExplorerOptions` field (``interval_ms``, ``settle_ms``, ``start``, ``top``, ...).
 
-    >>> ex = explore(feed, {"scc": scc_view}, **panel.options())   # doctest: +SKIP
-    >>> ex.slider.value = 10; ex.status.value                        # doctest: +SKIP
+    >>> ex = explore(feed, {"scc": scc}, program=component_collections(edges, result=scc))  # doctest: +SKIP
+    >>> ex.slider.value = 10; ex.settle(); ex.status.value                               # doctest: +SKIP
     """
-    return Explorer(feed, collections, **options)
+    parts = {role: kwargs.pop(role) for role in _PANEL_PARTS if role in kwargs}
+    options = (options or ExplorerOptions()).updated(**kwargs)
+    if program is not None and (parts or references is not None):
+        raise TypeError("explore: give program= or its parts (components=, top_labels=, "
+                        "label_totals=, window=, references=), not both")
+    if program is None and (parts or references is not None):
+        program = ComponentCollections(references, noun=noun, label_name=label_name, **parts)
+    elif program is not None and noun is not None:
+        program.noun = noun
+    return Explorer(feed, collections, program=program, loop=loop, options=options)
 
 
 def explore_graph(batches, algorithm: str = "scc", *, labels="auto", name: str = "edges",
-                  stats_epochs: int = 200, **options) -> Explorer:
-    """Everything in one call: a new flow with an input fed by ``batches`` (a
-    :class:`~ddlab.sources.WindowBatches`), the SCC or CC program with the components panel,
-    and the explorer (its ``flow``, ``feed`` and ``program`` are attributes).  The flow keeps
-    the statistics of the last ``stats_epochs`` epochs (the plots need the last few), so a long
-    session's memory stays flat.
+                  stats_epochs: int = 200, label_name: str = "label",
+                  no_labels: str = "this data has no labels", **options) -> Explorer:
+    """Everything in one call: a new flow with an input fed by ``batches`` (window batches
+    from :func:`~ddlab.sources.window_batches`), the SCC or CC program with the components
+    panel, and the explorer (its ``flow``, ``feed`` and ``program`` are attributes).  The
+    flow keeps the statistics of the last ``stats_epochs`` epochs (the plots need the last
+    few), so a long session's memory stays flat.  ``options``: :class:`ExplorerOptions`
+    fields.
 
     >>> from ddlab.sources import load_dataset, window_batches        # doctest: +SKIP
-    >>> ex = explore_graph(window_batches(load_dataset("collegemsg"), "7d", "1d"))  # doctest: +SKIP
+    >>> ex = explore_graph(window_batches(load_dataset("collegemsg"), "7d", "1h"))  # doctest: +SKIP
     """
     import ddlab
     from ddlab.sources import WindowFeed
 
     flow = ddlab.Dataflow(f"explore {algorithm}", stats_epochs=stats_epochs)
     edges = flow.input(name, columns=list(batches.columns))
-    program = component_collections(edges, algorithm, labels=labels)
+    program = component_collections(edges, algorithm, labels=labels, label_name=label_name,
+                                    no_labels=no_labels)
     feed = WindowFeed(batches, edges, flow, step=False)
-    opts = program.options()
-    opts.update(options)
-    ex = Explorer(feed, {algorithm: program.result}, **opts)
-    ex.program = program
-    return ex
+    return Explorer(feed, {algorithm: program.result}, program=program,
+                    options=ExplorerOptions().updated(**options))

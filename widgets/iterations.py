@@ -1,97 +1,160 @@
 """Records in difference per loop iteration, log scale: this move bold, the previous moves
-faded behind it, and the same window computed from scratch (incremental, prioritized,
-stateless) as reference lines: the CIDR paper's Figure 1, live.
+faded behind it, and the window this move landed on computed from scratch (stateless,
+incremental, prioritized) as reference lines: the CIDR paper's Figure 1, live.
 
-Data: ``flow.loop_differences(epoch, loop)`` (what the loop's feedback carried per iteration).
-Each move streams one row into ``current`` (rollover 1) and one into ``history`` (rollover
-``history``); the fading is a colour map on the epoch whose range moves with the epochs.
+Data: ``flow.loop_differences(epoch, loop)`` (what the loop's feedback carried
+per iteration, numbered by iteration).  Empty iterations stay visible: a log axis cannot place
+0, so zeros sit on their own row at the bottom, labelled "0", below a dotted break (the
+papers: in Figure 1 "several iterations are completely empty").  Every line carries the window
+it is of; the reference lines are only drawn for the current move's window, and the subtitle
+says when they are being recomputed.  Each move streams one row into ``current`` and one into
+``history``; the references and the current move's points are replaced whole (a few numbers).
 """
 from __future__ import annotations
 
 import numpy as np
-from bokeh.models import ColumnDataSource, HoverTool, LinearColorMapper
+from bokeh.models import (ColumnDataSource, DataRange1d, FixedTicker, HoverTool,
+                          LinearColorMapper, Span, Title)
 from bokeh.palettes import Greys256
 from bokeh.plotting import figure
 from jupyter_bokeh import BokehModel
 
-__all__ = ["IterationPlot", "REFERENCE_COLOURS"]
+__all__ = ["IterationPlot", "REFERENCE_COLOURS", "ZERO_Y", "plotted"]
 
 REFERENCE_COLOURS = {"stateless": "#d62728", "incremental": "#ff7f0e",
                      "prioritized": "#2ca02c"}
+DIFFERENTIAL_COLOUR = "#1f77b4"
+#: Where a zero is drawn on the log axis (its own row, labelled "0").
+ZERO_Y = 0.5
+_BREAK_Y = 0.75
+_TICKS = [ZERO_Y] + [10.0 ** p for p in range(0, 10)]
 
 
-def _positive(records) -> tuple[np.ndarray, np.ndarray]:
-    """``(iterations, records)`` without zero counts (a log axis cannot place them)."""
-    y = np.asarray(records, dtype=np.int64)
-    x = np.arange(len(y), dtype=np.int64)
-    keep = y > 0
-    return x[keep], y[keep]
+def plotted(records) -> tuple[np.ndarray, np.ndarray]:
+    """``(iterations, y)`` of a per-iteration curve, zeros moved to the "0" row."""
+    y = np.asarray(records, dtype=np.float64)
+    return np.arange(len(y), dtype=np.int64), np.where(y > 0, y, ZERO_Y)
+
+
+def _empty_lines() -> dict:
+    return {"xs": [], "ys": [], "records": [], "epoch": [], "position": [], "window": [],
+            "name": []}
 
 
 class IterationPlot:
     """The ``ddlab-iterations`` plot of one loop."""
 
-    def __init__(self, loop: str | None, *, history: int = 20, width: int = 480,
-                 height: int = 300):
+    def __init__(self, loop: str | None, *, history: int = 20, width: int = 520,
+                 height: int = 320):
         self.loop, self.history = loop, history
-        self.current = ColumnDataSource(data={"xs": [], "ys": [], "epoch": [], "position": []})
-        self.past = ColumnDataSource(data={"xs": [], "ys": [], "epoch": [], "position": []})
-        self.references = ColumnDataSource(data={"xs": [], "ys": [], "name": [], "colour": []})
-        title = (f"records in difference per iteration ({loop})" if loop
-                 else "records in difference per iteration (no loop upstream)")
-        fig = figure(title=title, y_axis_type="log", width=width, height=height,
-                     x_axis_label="iteration", y_axis_label="records in difference (log)",
+        # named, so a browser test can read them back from the page's bokeh documents
+        self.current = ColumnDataSource(data=_empty_lines(), name="ddlab-differential")
+        self.past = ColumnDataSource(data=_empty_lines(), name="ddlab-earlier-moves")
+        self.points = ColumnDataSource(data={"x": [], "y": [], "records": []},
+                                       name="ddlab-differential-points")
+        self.references = ColumnDataSource(data={"xs": [], "ys": [], "label": [], "colour": [],
+                                                 "records": [], "window": [], "position": []},
+                                           name="ddlab-references")
+        fig = figure(title=self._title(loop), y_axis_type="log", width=width, height=height,
+                     x_axis_label="iteration (from the loop body's first output)",
+                     y_axis_label="records in difference",
+                     y_range=DataRange1d(start=ZERO_Y * 0.7),
                      tools="pan,wheel_zoom,box_zoom,reset,save", toolbar_location="right")
+        fig.yaxis.ticker = FixedTicker(ticks=_TICKS)
+        fig.yaxis.major_label_overrides = {ZERO_Y: "0"}
+        fig.add_layout(Span(location=_BREAK_Y, dimension="width", line_color="#999",
+                            line_dash="dotted", line_width=1))
+        self.subtitle = Title(text="", text_font_size="9pt", text_color="#555",
+                              text_font_style="normal")
+        fig.add_layout(self.subtitle, "above")
         self.mapper = LinearColorMapper(palette=list(reversed(Greys256[60:230])), low=0, high=1)
-        fig.multi_line("xs", "ys", source=self.past, line_width=1.2, line_alpha=0.55,
-                       line_color={"field": "epoch", "transform": self.mapper})
+        fig.multi_line("xs", "ys", source=self.past, line_width=1.2, line_alpha=0.5,
+                       line_color={"field": "epoch", "transform": self.mapper},
+                       legend_label="earlier moves")
+        # (its own legend field: bokeh merges legend items that share a field name)
         fig.multi_line("xs", "ys", source=self.references, line_width=2, line_dash="dashed",
-                       line_color="colour", legend_field="name")
+                       line_color="colour", legend_field="label")
         line = fig.multi_line("xs", "ys", source=self.current, line_width=3.5,
-                              line_color="#1f77b4")
+                              line_color=DIFFERENTIAL_COLOUR, legend_field="name")
+        dots = fig.scatter("x", "y", source=self.points, size=7, line_color=DIFFERENTIAL_COLOUR,
+                           fill_color="white", line_width=2)
         fig.add_tools(HoverTool(renderers=[line], tooltips=[("epoch", "@epoch"),
-                                                            ("position", "@position")]))
+                                                            ("position", "@position"),
+                                                            ("window", "@window")]))
+        fig.add_tools(HoverTool(renderers=[dots], tooltips=[("iteration", "@x"),
+                                                            ("records", "@records")]))
         fig.legend.location = "top_right"
-        fig.legend.label_text_font_size = "9pt"
-        fig.legend.background_fill_alpha = 0.6
+        fig.legend.label_text_font_size = "8pt"
+        fig.legend.background_fill_alpha = 0.7
+        fig.legend.spacing = 0
+        fig.legend.padding = 4
         self.figure = fig
         self.widget = BokehModel(fig)
         self.widget.add_class("ddlab-iterations")
 
-    def row(self, flow, epoch: int, position: int) -> dict:
-        """The row this move streams (from ``flow.loop_differences``)."""
-        if self.loop is None:
-            records = []
-        else:
-            records = flow.loop_differences(epoch, self.loop)["records"].to_numpy()
-        x, y = _positive(records)
-        return {"xs": [x], "ys": [y], "epoch": [epoch], "position": [position]}
+    @staticmethod
+    def _title(loop: str | None) -> str:
+        return (f"records in difference per iteration of {loop}" if loop
+                else "records in difference per iteration (no loop upstream)")
 
-    def update(self, flow, epoch: int, position: int) -> None:
-        row = self.row(flow, epoch, position)
+    def curve(self, flow, epoch: int) -> list[int]:
+        """This loop's records in difference per iteration in ``epoch``."""
+        if self.loop is None:
+            return []
+        return [int(v) for v in flow.loop_differences(epoch, self.loop)["records"]]
+
+    def row(self, flow, epoch: int, position: int, window: str) -> dict:
+        """The row this move streams."""
+        records = self.curve(flow, epoch)
+        x, y = plotted(records)
+        return {"xs": [x], "ys": [y], "records": [records], "epoch": [epoch],
+                "position": [position], "window": [window],
+                "name": [f"differential: this move ({sum(records):,})"]}
+
+    def update(self, flow, epoch: int, position: int, window: str) -> list[int]:
+        """Stream this move's curve; returns it (records in difference per iteration)."""
+        row = self.row(flow, epoch, position, window)
         self.current.stream(row, rollover=1)
         self.past.stream(row, rollover=self.history)
         self.mapper.update(low=epoch - self.history, high=epoch)
+        self._points(row["records"][0])
+        return row["records"][0]
 
-    def set_loop(self, loop: str, flow, epochs, positions) -> None:
-        """Show another loop: refill from the kept statistics of ``epochs`` (a user action)."""
+    def _points(self, records: list[int]) -> None:
+        x, y = plotted(records)
+        self.points.data = {"x": x, "y": y, "records": list(records)}
+
+    def set_loop(self, loop: str, rows: list[dict]) -> None:
+        """Show another loop: refill from ``rows`` (what :meth:`row` gives for the kept
+        epochs, oldest first); the reference lines are cleared (they were another loop's)."""
         self.loop = loop
-        self.figure.title.text = f"records in difference per iteration ({loop})"
-        rows = [self.row(flow, e, p) for e, p in zip(epochs, positions)]
-        past = {k: [v for r in rows for v in r[k]] for k in ("xs", "ys", "epoch", "position")}
+        self.figure.title.text = self._title(loop)
+        past = {k: [v for r in rows for v in r[k]] for k in _empty_lines()}
         self.past.data = past
-        self.current.data = rows[-1] if rows else {k: [] for k in past}
-        self.references.data = {"xs": [], "ys": [], "name": [], "colour": []}
+        self.current.data = rows[-1] if rows else _empty_lines()
+        self._points(rows[-1]["records"][0] if rows else [])
+        self.clear_references("")
 
-    def set_references(self, curves: dict, position: int | None = None) -> None:
-        """Show the from-scratch curves ``{name: records per iteration}`` (one data change;
-        rare: on demand)."""
-        xs, ys, names, colours = [], [], [], []
+    def set_references(self, curves: dict[str, list[int]], position: int, window: str) -> None:
+        """Draw the from-scratch curves ``{name: records per iteration}`` of the window at
+        ``position`` (the current move's: the caller makes sure)."""
+        data = {k: [] for k in self.references.data}
         for name in ("stateless", "incremental", "prioritized"):
-            if name in curves and curves[name] is not None:
-                x, y = _positive(curves[name])
-                xs.append(x); ys.append(y)
-                at = f" at {position}" if position is not None else ""
-                names.append(f"{name} from scratch{at} ({int(y.sum()):,})")
-                colours.append(REFERENCE_COLOURS[name])
-        self.references.data = {"xs": xs, "ys": ys, "name": names, "colour": colours}
+            records = curves.get(name)
+            if records is None:
+                continue
+            x, y = plotted(records)
+            data["xs"].append(x)
+            data["ys"].append(y)
+            data["records"].append(list(records))
+            data["label"].append(f"{name} from scratch ({int(sum(records)):,})")
+            data["colour"].append(REFERENCE_COLOURS[name])
+            data["window"].append(window)
+            data["position"].append(position)
+        self.references.data = data
+        self.subtitle.text = f"window {window}; dashed: this window from scratch"
+
+    def clear_references(self, note: str) -> None:
+        """No reference lines (they would be of another window); ``note`` says why."""
+        self.references.data = {k: [] for k in self.references.data}
+        self.subtitle.text = note

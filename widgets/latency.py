@@ -42,6 +42,8 @@ class LatencyPlot:
                            toolbar_location=None, x_range=time_fig.x_range)
         state_fig.line("epoch", "retained", source=self.source, color="#2ca02c", line_width=1.5)
         state_fig.yaxis.formatter.use_scientific = False
+        for fig in (time_fig, state_fig):
+            fig.xaxis.ticker.min_interval = 1   # epochs are whole numbers
         self.figures = (time_fig, state_fig)
         self.layout = column(time_fig, state_fig)
         self.widget = BokehModel(self.layout)

@@ -46,6 +46,7 @@ class LatticePlot:
             ("by operator", "@operators")]))
         fig.add_layout(ColorBar(color_mapper=self.mapper, width=8, title="updates"), "right")
         fig.grid.visible = False
+        fig.xaxis.ticker.min_interval = 1       # epochs are whole numbers
         self.figure = fig
         self.widget = BokehModel(fig)
         self.widget.add_class("ddlab-lattice")

@@ -18,7 +18,7 @@ PLUS, MINUS = "#1a7f37", "#cf222e"   # additions green, retractions red (as in t
 
 _CSS = """<style>
 .ddlab-results table{border-collapse:collapse;font-size:12px;margin:2px 0 6px 0}
-.ddlab-results th,.ddlab-results td{padding:1px 8px;text-align:right;border-bottom:1px solid #eee}
+.ddlab-results th,.ddlab-results td{padding:1px 6px;text-align:right;border-bottom:1px solid #eee;white-space:nowrap}
 .ddlab-results th{color:#555;font-weight:600}
 .ddlab-results tr.in td{background:#dafbe1}
 .ddlab-results tr.out td{color:#cf222e;text-decoration:line-through}
@@ -26,37 +26,47 @@ _CSS = """<style>
 </style>"""
 
 
-def component_summary(components: pd.DataFrame, top_labels: pd.DataFrame | None,
-                      top: int) -> tuple[int, int, pd.DataFrame]:
+def component_summary(components: pd.DataFrame, top_labels: pd.DataFrame | None, top: int,
+                      label_totals: pd.DataFrame | None = None) -> tuple[int, int, pd.DataFrame]:
     """``(number of components, nodes in them, the ``top`` largest)`` from the components view
-    ``(node, component, multiplicity)`` and the top-labels view ``(component, count, label,
-    multiplicity)``; the largest come with ``size``, ``label``, ``count`` columns, ties by
-    component id.  (numpy, not groupby: this runs on every move.)"""
+    ``(node, component, multiplicity)``, the top-labels view ``(component, count, label,
+    multiplicity)`` and the label totals ``(component, total, multiplicity)``; the largest come
+    with ``size``, ``label``, ``count`` and ``total`` (the component's labelled records: the
+    top label's share is count / total) columns, ties by component id.  (numpy, not groupby:
+    this runs on every move.)"""
     comp = components.iloc[:, 1].to_numpy() if len(components) else np.zeros(0, np.int64)
     ids, sizes = np.unique(comp, return_counts=True)
     order = np.lexsort((ids, -sizes))[:top]          # largest first, then smallest id
     largest = pd.DataFrame({"component": ids[order], "size": sizes[order]})
-    counts, labels = [None] * len(largest), [None] * len(largest)
-    if top_labels is not None and len(top_labels) and len(largest):
+    n = len(largest)
+    counts, labels, totals_of = [None] * n, [None] * n, [None] * n
+    if top_labels is not None and len(top_labels) and n:
         where = {c: i for i, c in enumerate(largest["component"].tolist())}
-        for c, n, lab in zip(top_labels.iloc[:, 0].tolist(), top_labels.iloc[:, 1].tolist(),
+        for c, k, lab in zip(top_labels.iloc[:, 0].tolist(), top_labels.iloc[:, 1].tolist(),
                              top_labels.iloc[:, 2].tolist()):
             i = where.get(c)
             if i is not None and counts[i] is None:
-                counts[i], labels[i] = n, lab
-    largest["label"], largest["count"] = labels, counts
+                counts[i], labels[i] = k, lab
+        if label_totals is not None and len(label_totals):
+            totals = dict(zip(label_totals.iloc[:, 0].tolist(), label_totals.iloc[:, 1].tolist()))
+            for i, c in enumerate(largest["component"].tolist()):
+                if counts[i] is not None and totals.get(c):
+                    totals_of[i] = int(totals[c])
+    largest["label"], largest["count"], largest["total"] = labels, counts, totals_of
     return len(ids), int(len(comp)), largest
 
 
 class ResultsPanel:
     """The ``ddlab-results`` HTML widget and what it renders."""
 
-    def __init__(self, views: dict, *, components=None, top_labels=None, noun: str = "components",
-                 top: int = 10, rows: int = 12):
+    def __init__(self, views: dict, *, components=None, top_labels=None, label_totals=None,
+                 noun: str = "components", label_name: str = "label",
+                 no_labels: str = "this data has no labels", top: int = 10, rows: int = 12):
         self.views = dict(views)
-        self.components, self.top_labels = components, top_labels
-        self.noun, self.top, self.rows = noun, top, rows
-        self.widget = w.HTML(layout=w.Layout(min_width="340px", max_height="520px",
+        self.components, self.top_labels, self.label_totals = components, top_labels, label_totals
+        self.noun, self.label_name, self.no_labels = noun, label_name, no_labels
+        self.top, self.rows = top, rows
+        self.widget = w.HTML(layout=w.Layout(width="400px", max_height="520px",
                                              overflow="auto"))
         self.widget.add_class("ddlab-results")
         self.current: list | None = None   # the top list shown now: (component, size, label, count)
@@ -69,7 +79,9 @@ class ResultsPanel:
         if self.components is not None:
             comps = self.components.to_pandas()
             labels = self.top_labels.to_pandas() if self.top_labels is not None else None
-            out["count"], out["nodes"], out["top"] = component_summary(comps, labels, self.top)
+            totals = self.label_totals.to_pandas() if self.label_totals is not None else None
+            out["count"], out["nodes"], out["top"] = component_summary(comps, labels, self.top,
+                                                                       totals)
         for name, view in self.views.items():
             out["tables"][name] = (len(view), view.to_pandas(limit=self.rows),
                                    view.changes())
@@ -90,7 +102,7 @@ class ResultsPanel:
     def _components_html(self, data: dict, span: str) -> str:
         top = data["top"]
         rows = list(zip(top["component"].tolist(), top["size"].tolist(), top["label"].tolist(),
-                        top["count"].tolist()))
+                        top["count"].tolist(), top["total"].tolist()))
         before = self.current if self.current is not None else rows
         now = {r[0] for r in rows}
         entered = now - {r[0] for r in before}
@@ -100,28 +112,45 @@ class ResultsPanel:
         head = (f"<div><b>{data['count']:,}</b> {html.escape(self.noun)} "
                 f"<span class='muted'>({data['nodes']:,} nodes in them"
                 f"{'; ' + html.escape(span) if span else ''})</span></div>")
+        if not has_labels:
+            head += (f"<div class='muted ddlab-no-labels'>top {html.escape(self.label_name)}: "
+                     f"{html.escape(self.no_labels)}</div>")
         if not rows and not left:
             return head + "<div class='muted'>no components in this window</div>"
+        name = html.escape(self.label_name)
         cols = "<th>#</th><th>component</th><th>size</th>" + (
-            "<th>top label</th><th>count</th>" if has_labels else "")
+            f"<th>top {name}</th><th>share</th>" if has_labels else "")
         body = []
-        for i, (comp, size, label, count) in enumerate(rows):
-            cls = " class='in' title='entered the top list'" if comp in entered else ""
-            cells = f"<td>{i + 1}</td><td>{_fmt(comp)}</td><td>{size:,}</td>"
-            if has_labels:
-                cells += f"<td>{_fmt(label)}</td><td>{_fmt(count)}</td>"
-            body.append(f"<tr{cls}>{cells}</tr>")
-        for comp, size, label, count in left:
-            cells = f"<td>–</td><td>{_fmt(comp)}</td><td>{size:,}</td>"
-            if has_labels:
-                cells += f"<td>{_fmt(label)}</td><td>{_fmt(count)}</td>"
-            body.append(f"<tr class='out' title='left the top list'>{cells}</tr>")
+        for i, row in enumerate(rows):
+            cls = " class='in' title='entered the top list'" if row[0] in entered else ""
+            body.append(f"<tr{cls}><td>{i + 1}</td>{self._cells(row, has_labels)}</tr>")
+        for row in left:
+            body.append(f"<tr class='out' title='left the top list'><td>–</td>"
+                        f"{self._cells(row, has_labels)}</tr>")
         return head + _LEGEND + f"<table><tr>{cols}</tr>{''.join(body)}</table>"
+
+    @staticmethod
+    def _cells(row, has_labels: bool) -> str:
+        comp, size, label, count, total = row
+        cells = f"<td>{_fmt(comp)}</td><td>{size:,}</td>"
+        if has_labels:
+            if _missing(count):
+                share = _fmt(None)
+            elif not _missing(total) and total:
+                share = f"{count / total:.0%} <span class='muted'>({int(count):,} of {int(total):,})</span>"
+            else:
+                share = f"{int(count):,}"
+            cells += f"<td>{_fmt(label)}</td><td>{share}</td>"
+        return cells
 
 
 _LEGEND = ("<div class='muted'>largest first; <span style='background:#dafbe1'>new in the "
            "list</span>, <span style='color:#cf222e;text-decoration:line-through'>left it</span>"
            " on this move</div>")
+
+
+def _missing(value) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
 
 
 def _fmt(value) -> str:

@@ -4,7 +4,8 @@ Why here and thin: the explorer is a widgets-layer object; the magic only finds 
 in the session (the collection's view, the windowed input upstream of it and that input's
 feed) and declares, like any ``%%dd`` cell would, the two collections the components panel
 reads: ``NAME_components`` ``(node, component)`` and, when the windowed input carries a label
-column, ``NAME_top_labels`` ``(component, count, label)``.  They must exist before the flow
+column, ``NAME_top_labels`` ``(component, count, label)`` and ``NAME_label_totals``
+``(component, total)`` (the top label's share).  They must exist before the flow
 runs (the engine refuses operators added later), so declaring them rebuilds the flow at the
 same epoch, as any declaration does.
 """
@@ -54,12 +55,13 @@ def explore(magics, line, ns):
     options = {}
     if kind in ("scc", "cc"):
         labelled = not args.no_labels and len(s.inputs[feed_name].columns) >= 3
-        components, top = _declare_panel(magics, ns, name, kind, feed_name, labelled)
+        components, top, totals = _declare_panel(magics, ns, name, kind, feed_name, labelled)
         # the declarations rebuilt the flow: read the handles (and the feed) anew
         feed = dict(s.state.feeds())[feed_name]
         options = {"components": s.handle(components).view,
-                   "top_labels": s.handle(top).view if top else None,
                    "window": s.handle(feed_name).view, "references": kind}
+        if top:
+            options.update(top_labels=s.handle(top).view, label_totals=s.handle(totals).view)
     explorer = widgets.explore(feed, {name: s.handle(name).view}, start=args.start, **options)
     s.on_new_flow(lambda state: _retire(explorer, name))
     # %dd step/insert on the same flow: the explorer shows the new epoch (dropped once retired)
@@ -85,15 +87,20 @@ def _windowed_input(session, collection, name: str):
 
 
 def _declare_panel(magics, ns, name: str, kind: str, edges: str, labelled: bool):
-    """Declare (once) ``NAME_components`` and, with labels, ``NAME_top_labels``."""
+    """Declare (once) ``NAME_components`` and, with labels, ``NAME_top_labels`` and
+    ``NAME_label_totals``."""
     components = f"{name}_components" if kind == "scc" else name
     wanted = []
     if kind == "scc":
-        wanted.append(DerivedDecl(components, f"connected_components({name})"))
+        wanted.append(DerivedDecl(components,
+                                  f"connected_components({name}, prioritized=False)"))
     top = f"{name}_top_labels" if labelled else None
+    totals = f"{name}_label_totals" if labelled else None
     if top:
         wanted.append(DerivedDecl(top, f"top_label_per_component({components}, "
                                        f"{edges}.project(0, 2))"))
+        wanted.append(DerivedDecl(totals, f"{components}.join({edges}.project(0, 2), "
+                                          f"select=(1,)).count()"))
     s = magics.session
     for decl in wanted:
         existing = s.derived.get(decl.name)
@@ -104,7 +111,7 @@ def _declare_panel(magics, ns, name: str, kind: str, edges: str, labelled: bool)
         with magics.progress_row(f"%dd explore: declaring {decl.name}") as progress:
             s.declare_derived(decl, ns, progress, first_step=False)
         magics.publish(decl.name)
-    return components, top
+    return components, top, totals
 
 
 def _retire(explorer, name: str) -> bool:

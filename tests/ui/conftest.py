@@ -110,10 +110,17 @@ def lab(tmp_path_factory, chromium_path) -> Lab:
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text(
         json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    # Every cell rendered whether in view or not (JupyterLab skips off-screen cells by
+    # default), so what a test sees does not depend on where Run All left the scroll.
+    notebook = settings.parent / "notebook-extension"
+    notebook.mkdir(parents=True)
+    (notebook / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     env = {
         **os.environ, **{k: str(v) for k, v in dirs.items()},
         "JUPYTER_PLATFORM_DIRS": "1", "BOKEH_RESOURCES": "inline", "SPARK_LOCAL_IP": "127.0.0.1",
         "PYSPARK_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1",
+        # the notebooks' caches (window batches) start empty and stay out of the user's home
+        "DDLAB_CACHE_DIR": str(home / "cache"),
     }
     port, token = _free_port(), secrets.token_hex(16)
     log = home / "lab.log"

@@ -9,54 +9,17 @@ import pandas as pd
 import pytest
 
 import ddlab
-from ddlab import algorithms
 from ddlab.sources import WindowFeed
-from ddlab.widgets import component_collections, explore, explore_graph
+from ddlab.widgets import ExplorerOptions, component_collections, explore, explore_graph
 from ddlab.widgets._deps import MissingLabDependency, require_lab
+from ddlab.widgets.iterations import ZERO_Y
 
 from ddlab.sources import collegemsg_pandas, shared_data_dir
 
 pytestmark = pytest.mark.spark
 
 
-# -- oracles -------------------------------------------------------------------------------------
-
-def window_edges(events: pd.DataFrame, batches, k: int, columns=("src", "dst")) -> pd.DataFrame:
-    """Position ``k``'s records, straight from the events (simple graph: distinct records)."""
-    start, end = batches.window(k)
-    inside = events[(events["time"] >= start) & (events["time"] < end)]
-    return inside[list(columns)].drop_duplicates().reset_index(drop=True)
-
-
-def scc_oracle(edges: pd.DataFrame) -> dict[int, int]:
-    """component id (smallest node) -> size, for the SCCs that hold an edge (networkx)."""
-    g = nx.DiGraph()
-    g.add_edges_from(zip(edges["src"].tolist(), edges["dst"].tolist()))
-    out = {}
-    for comp in nx.strongly_connected_components(g):
-        if len(comp) > 1 or any(g.has_edge(n, n) for n in comp):
-            out[min(comp)] = len(comp)
-    return out
-
-
-def stats_curve(flow, epoch: int, loop: str) -> list[int]:
-    """Records in difference per iteration from the raw ``flow.stats()`` rows."""
-    st = flow.stats(epoch=epoch)
-    fb = st[(st["kind"] == "feedback") & (st["scope"] == loop)]
-    per = fb.groupby("iteration")["out"].sum().sort_index()
-    return [int(v) for v in per.to_numpy() if v > 0]
-
-
-def stats_lattice(flow, epoch: int, loop: str) -> dict[int, int]:
-    st = flow.stats(epoch=epoch)
-    inside = st[(st["scope"] == loop) | st["scope"].str.startswith(loop + "/")]
-    depth = loop.count("/")
-    cells: dict[int, int] = {}
-    for t, out in zip(inside["time"], inside["out"]):
-        it = t[depth]   # plain loops: the iteration counter is the loop's own coordinate
-        cells[int(it)] = cells.get(int(it), 0) + int(out)
-    return cells
-
+from .oracles import scc_oracle, stats_curve, stats_lattice, window_edges
 
 def check_move(ex, events, label_events=None):
     """Every panel of the explorer against its oracle for the current position and epoch."""
@@ -65,10 +28,17 @@ def check_move(ex, events, label_events=None):
     assert f"position {pos}" in ex.status.value and f"epoch {epoch}" in ex.status.value
     assert ex.slider.value == pos
     assert feed.span() in ex.slider.description
-    # iteration plot: this move's curve is the stats' feedback rows
+    # iteration plot: this move's curve is the stats' feedback rows, zeros kept at their
+    # iteration and drawn on the "0" row; the line names this move's window
     cur = ex.sources["iterations"].data
-    assert cur["epoch"] == [epoch]
-    assert [int(v) for v in cur["ys"][0]] == stats_curve(flow, epoch, ex.loop)
+    assert cur["epoch"] == [epoch] and cur["window"] == [feed.span()]
+    expected = stats_curve(flow, epoch, ex.loop)
+    assert [int(v) for v in cur["records"][0]] == expected
+    assert [float(v) for v in cur["ys"][0]] == [float(v) if v else ZERO_Y for v in expected]
+    assert list(cur["xs"][0]) == list(range(len(expected)))
+    # references: only ever those of this window
+    refs = ex.sources["references"].data
+    assert set(refs["window"]) <= {feed.span()} and set(refs["position"]) <= {pos}
     # lattice: this epoch's cells are the stats' rows inside the loop
     lat = ex.sources["lattice"].data
     mine = {int(i): int(u) for e, i, u in zip(lat["epoch"], lat["iteration"], lat["updates"])
@@ -88,8 +58,8 @@ def check_move(ex, events, label_events=None):
     data = ex.results.read()
     assert data["count"] == len(oracle)
     assert data["nodes"] == sum(oracle.values())
-    expected = sorted(oracle.items(), key=lambda kv: (-kv[1], kv[0]))[:ex.results.top]
-    assert list(zip(data["top"]["component"], data["top"]["size"])) == expected
+    expected = sorted(oracle.items(), key=lambda kv: (-kv[1], kv[0]))
+    assert list(zip(data["top"]["component"], data["top"]["size"])) == expected[:ex.results.top]
     if label_events is not None:
         check_top_labels(data["top"], label_events, feed.batches, pos, oracle)
     return data
@@ -109,10 +79,12 @@ def check_top_labels(top, label_events, batches, pos, oracle):
     recs = recs[recs["src"].isin(member)]
     recs = recs.assign(component=recs["src"].map(member))
     counts = recs.groupby(["component", "label"]).size()
-    for comp, count, label in zip(top["component"], top["count"], top["label"]):
+    for comp, count, label, total in zip(top["component"], top["count"], top["label"],
+                                         top["total"]):
         per = counts.loc[comp]
         assert count == per.max()
         assert label in set(per[per == per.max()].index)
+        assert total == per.sum(), "the share's denominator: the component's labelled records"
 
 
 # -- fixtures ------------------------------------------------------------------------------------
@@ -128,8 +100,7 @@ def college(spark):
 
 
 def new_explorer(batches, **options):
-    ex = explore_graph(batches, "scc", **options)
-    return ex
+    return explore_graph(batches, "scc", **{"settle_ms": None, **options})
 
 
 # -- tests ---------------------------------------------------------------------------------------
@@ -152,13 +123,13 @@ def test_slider_forward_backward_every_panel_matches_its_oracle(college):
         seen[k] = snapshot
     # the history holds the last moves, oldest first, each a stats curve
     past = ex.sources["iterations_history"].data
-    for epoch, ys in zip(past["epoch"], past["ys"]):
-        assert [int(v) for v in ys] == stats_curve(ex.flow, epoch, ex.loop)
+    for epoch, records in zip(past["epoch"], past["records"]):
+        assert [int(v) for v in records] == stats_curve(ex.flow, epoch, ex.loop)
 
 
 def test_play_direction_step_and_jump_each_move_one_epoch(college):
     events, batches = college
-    ex = new_explorer(batches, reference_at_start=False)
+    ex = new_explorer(batches, references_at_start=False)
     ex.step_size.value = 3
     ex.play.value += 1
     assert ex.position == 3
@@ -177,6 +148,16 @@ def test_play_direction_step_and_jump_each_move_one_epoch(college):
     ex.jump.click()
     assert ex.position == 150 and ex.flow.epoch == before + 1, "a jump is one combined epoch"
     check_move(ex, events)
+    # ticks that arrived together while a move ran: one move to where they all lead, said so
+    ex.direction.value = 1
+    ex.step_size.value = 1
+    before = ex.flow.epoch
+    ex.play.value += 3
+    assert ex.position == 153 and ex.flow.epoch == before + 1
+    assert ex.last_move["merged_ticks"] == 2 and "2 Play tick(s)" in ex.status.value
+    check_move(ex, events)
+    ex.play.value += 1
+    assert ex.position == 154 and "behind" not in ex.status.value
 
 
 def _scc_program():
@@ -198,7 +179,7 @@ def test_busy_handler_coalesces_to_the_latest_target(college):
 
     edges.subscribe(during_step)
     feed = WindowFeed(batches, edges, flow, step=False)
-    ex = holder["ex"] = explore(feed, {"scc": program.result}, **program.options())
+    ex = holder["ex"] = explore(feed, {"scc": program.result}, program=program)
     pending.extend([9, 40, 12])
     ex.slider.value = 5
     visited = ex.sources["latency"].data["position"]
@@ -219,7 +200,7 @@ def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
 
     guarded = edges.filter_columns(check).view()
     feed = WindowFeed(batches, edges, flow, step=False)
-    ex = explore(feed, {"scc": program.result, "guarded": guarded}, **program.options())
+    ex = explore(feed, {"scc": program.result, "guarded": guarded}, program=program)
     ex.slider.value = 4
     before = {name: {k: (list(v) if not isinstance(v, list) else
                          [np.asarray(x).tolist() for x in v])
@@ -252,7 +233,7 @@ def test_non_convergent_loop_is_one_status_line(college):
     edges = flow.input("edges", columns=["src", "dst"])
     program = component_collections(edges, "cc")
     feed = WindowFeed(batches, edges, flow, step=False)
-    ex = explore(feed, {"cc": program.result}, **program.options())
+    ex = explore(feed, {"cc": program.result}, program=program)
     assert ex.position == -1 and flow.epoch == 0
     assert "NonConvergenceError" in ex.status.value
     assert all(len(src.data[next(iter(src.data))]) == 0 for name, src in ex.sources.items()
@@ -275,36 +256,12 @@ def test_table_panel_for_any_collection(college):
     expected = window_edges(events, batches, 1).groupby("src").size()
     assert dict(ex.views["degree"].to_dict()) == {(int(k), int(v)): 1 for k, v in expected.items()}
     assert len(ex.sources["iterations"].data["ys"][0]) == 0   # no loop: nothing to plot
-
-
-def test_reference_lines_are_from_scratch_runs(college):
-    events, batches = college
-    ex = new_explorer(batches)
-    ex.slider.value = 6
-    curves = ex.compute_references()
-    edges = window_edges(events, batches, 6)
-    # incremental from scratch: a fresh flow on the window's edges, one epoch
-    flow = ddlab.Dataflow()
-    e = flow.input("e", columns=["src", "dst"])
-    algorithms.strongly_connected_components(e, prioritized=False).view()
-    e.update(edges.assign(diff=1))
-    flow.step()
-    assert curves["incremental"] == stats_curve(flow, 0, ex.loop)
-    nodes = len(set(edges["src"]) | set(edges["dst"]))
-    assert curves["stateless"] == [nodes] * len(curves["incremental"])
-    refs = ex.sources["references"].data
-    assert len(refs["xs"]) == 3
-    assert [int(v) for v in refs["ys"][1]] == [v for v in curves["incremental"] if v > 0]
-    # another loop: plots refill from the kept stats
-    ex.loop_select.value = "root/scc"
-    assert ex.loop == "root/scc"
-    cur = ex.sources["iterations"].data
-    assert [int(v) for v in cur["ys"][0]] == stats_curve(ex.flow, ex.flow.epoch - 1, "root/scc")
+    assert "from scratch" not in ex.status.value
 
 
 def test_display_bundle_and_missing_dependency_line(college):
     _, batches = college
-    ex = new_explorer(batches, reference_at_start=False)
+    ex = new_explorer(batches, references_at_start=False)
     bundle = ex._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
@@ -344,7 +301,7 @@ def test_twitter24h_scc_with_top_labels(spark):
     events = raw.rename(columns={"source": "src", "target": "dst", "type": "label"})
     batches = window_batches(load_dataset("twitter24h", spark=spark, with_type=True), "1h", "1min")
     try:
-        ex = explore_graph(batches, "scc", reference_at_start=False)
+        ex = explore_graph(batches, "scc", references_at_start=False)
         assert ex.results.top_labels is not None
         check_move(ex, events, label_events=events)
         seen = {}
@@ -380,7 +337,7 @@ def test_showing_the_explorer_carries_the_moves_made_before_it(college):
     """The front end applies plot patches only to a view that exists: what was drawn before
     display (the first window at least) must be in the render bundle when it is shown."""
     _, batches = college
-    ex = new_explorer(batches, reference_at_start=False)
+    ex = new_explorer(batches, references_at_start=False)
     ex.slider.value = 40
     mapper = ex.lattice.mapper
     assert _find_high(ex.lattice.widget.render_bundle, mapper.id) != mapper.high
@@ -395,7 +352,7 @@ def test_a_self_stepping_feed_works_too(college):
     edges = flow.input("edges", columns=["src", "dst"])
     program = component_collections(edges, "scc")
     feed = WindowFeed(batches, edges, flow)          # step=True: seek() runs flow.step()
-    ex = explore(feed, {"scc": program.result}, **program.options())
+    ex = explore(feed, {"scc": program.result}, program=program)
     for k in (5, 2):
         before = flow.epoch
         ex.slider.value = k
@@ -415,7 +372,7 @@ def test_docstring_examples_run():
 def test_sync_catches_up_with_epochs_closed_elsewhere(college):
     """The magics may step the same feed (``%dd step``): ``sync()`` shows that epoch."""
     events, batches = college
-    ex = new_explorer(batches, reference_at_start=False)
+    ex = new_explorer(batches, references_at_start=False)
     ex.feed.forward(2)
     ex.flow.step()
     ex.sync()
@@ -434,9 +391,21 @@ def test_importing_without_bokeh_is_one_clear_line():
         "        if name.split('.')[0] in ('bokeh', 'jupyter_bokeh'):\n"
         "            raise ModuleNotFoundError(name)\n"
         "sys.meta_path.insert(0, Block())\n"
-        "import ddlab.widgets\n")
+        "import ddlab.widgets\n"
+        "assert ddlab.widgets.Progress is not None   # the progress row needs only ipywidgets\n"
+        "from ddlab.widgets import explore\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode != 0
     last = proc.stderr.strip().splitlines()[-1]
     assert last.startswith("ddlab.widgets._deps.MissingLabDependency: ddlab.widgets needs bokeh")
     assert "pip install 'ddlab[lab]'" in last
+
+
+def test_options_name_what_is_wrong():
+    with pytest.raises(TypeError, match=r"unknown option\(s\) intervall_ms; the options are .*interval_ms"):
+        ExplorerOptions().updated(intervall_ms=300)
+    with pytest.raises(ValueError, match="interval_ms must be a positive int, not 0"):
+        ExplorerOptions(interval_ms=0)
+    with pytest.raises(ValueError, match="settle_ms must be None or an int >= 0"):
+        ExplorerOptions(settle_ms=-5)
+    assert ExplorerOptions().updated(interval_ms=300).interval_ms == 300
