@@ -25,10 +25,11 @@ import operator
 
 import numpy as np
 
-from .. import config
+from .. import config, kernels
 from ..batch import Batch, SMALL_ROWS, consolidate, sort_order
 from ..columns import INT, key_code
 from ..lattice import leq_rows, lub_rows
+from ..kernels.spec import logic_code
 from ..trace import Trace
 from .base import Operator
 
@@ -78,9 +79,14 @@ class Reduce(Operator):
         self.in_traces = [up.trace for up in inputs]
         self.out_trace = Trace(nkey, scope.depth, self.flow, name=f"{self.label} output")
         self.obligations: dict[tuple, list] = {}
+        #: the compiled kernels' code for a built-in logic (None: no kernel path)
+        self.logic_code = logic_code(logic)
 
     def process(self, t, inputs):
         pending = self.obligations.pop(t, None)
+        if config.fast_paths and self.logic_code is not None and kernels.active() and \
+                kernels.reduce_process(self, t, inputs, pending):
+            return
         if config.fast_paths and getattr(self.logic, "small", None) is not None:
             keys = self._small_keys(inputs, pending)
             if keys is not None and self._process_small(t, keys):

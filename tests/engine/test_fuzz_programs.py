@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 import ddlab
 from ddlab import NonConvergenceError
+from ddlab.engine.kernels import use_kernels
 
 import time
 
@@ -81,17 +82,31 @@ def test_random_programs_agree_with_from_scratch_evaluation(program, epochs):
 
 @settings(max_examples=max(QUICK // 3, 1), **_SETTINGS)
 @given(program=programs(max_loop_depth=2, size=7), epochs=EPOCHS)
+def test_random_programs_agree_on_the_numpy_path(program, epochs):
+    """The same with the compiled kernels off: the numpy and Python paths, the reference the
+    kernels are tested against, stay tested on their own."""
+    with use_kernels(False):
+        run_program(program, epochs)
+
+
+@settings(max_examples=max(QUICK // 3, 1), **_SETTINGS)
+@given(program=programs(max_loop_depth=2, size=7), epochs=EPOCHS)
 def test_random_programs_agree_when_small_paths_decline_and_spill_often(program, epochs):
     """The same, with tiny limits: traces turn their recent small inserts into spine batches
     every three rows (instead of 128), so spills, merges and compaction happen inside loops;
     and the reduce's and join's Python paths decline any history of more than three rows, so
     one operator alternates between its Python and numpy paths (state written by one is read
-    by the other, as on real data with a few large keys)."""
-    from ddlab.engine import trace as trace_module
+    by the other, as on real data with a few large keys); the compiled reduce declines runs
+    of more than two keys, so it alternates with both."""
+    from ddlab.engine import kernels, trace as trace_module
     from ddlab.engine.operators import join as join_module, reduce as reduce_module
 
     limits = [(trace_module, "RECENT_CAPACITY", 3), (reduce_module, "SMALL_HISTORY", 3),
               (join_module, "SMALL_MATCHES", 3), (join_module, "SMALL_PAIRS", 3)]
+    if kernels.available():
+        from ddlab.engine.kernels import reduce as kernel_reduce
+
+        limits.append((kernel_reduce, "MAX_KEYS", 2))
     saved = [getattr(module, name) for module, name, _ in limits]
     try:
         for module, name, value in limits:
@@ -142,7 +157,10 @@ def test_the_fuzzer_catches_a_wrong_engine(monkeypatch, plant):
         run_program(program, epochs)
 
     # a wrong result, or a loop that no longer converges where the definition says it does
-    with pytest.raises((AssertionError, NonConvergenceError, ExceptionGroup)) as info:
+    # (the bugs are planted in the numpy and Python paths: the kernels are off;
+    # test_kernels.py plants them in the kernel path)
+    with pytest.raises((AssertionError, NonConvergenceError, ExceptionGroup)) as info, \
+            use_kernels(False):
         check()
     errors = info.value.exceptions if isinstance(info.value, ExceptionGroup) else [info.value]
     assert any("from scratch" in str(e) or isinstance(e, NonConvergenceError) for e in errors)

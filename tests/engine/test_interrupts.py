@@ -13,6 +13,7 @@ import signal
 import pytest
 
 import ddlab
+from ddlab.engine import kernels
 from ddlab.engine.batch import Batch
 from ddlab.engine.operators.base import Operator
 from ddlab.engine.operators.io import Input, ViewSink
@@ -125,7 +126,10 @@ def test_interrupt_at_every_point_rolls_back_or_commits_whole(monkeypatch):
         assert _same_results(reading(flow, inputs, views), ref), f"epoch {e}"
     flow.step(), ref_flow.step()  # deliver anything staged
     assert _flat(seen) == _flat(ref_seen)  # every update, with its true time
-    assert {f"{c.__name__}.{n}" for c, n in POINTS} <= fired_at
+    expected = {f"{c.__name__}.{n}" for c, n in POINTS}
+    if kernels.active():  # the compiled reduce schedules through Scope.schedule directly
+        expected.discard("Reduce._schedule")
+    assert expected <= fired_at
     assert outcomes["rolled back"] > 100 and outcomes["committed"] >= 1, outcomes
 
 

@@ -7,9 +7,11 @@ from collections import Counter
 from contextlib import contextmanager
 
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import ddlab
+from ddlab.engine import kernels
 from ddlab.engine import batch as batch_mod
 from ddlab.engine.batch import consolidate
 from ddlab.engine.config import use_fast_paths
@@ -33,6 +35,14 @@ def large_paths(rows=None):
     finally:
         for mod, name, value in saved:
             setattr(mod, name, value)
+
+
+@pytest.fixture(autouse=True)
+def _without_kernels(monkeypatch):
+    """These tests check the large numpy paths against the general path: the compiled kernels,
+    which would otherwise take the same runs, are off here (tests/engine/test_kernels.py
+    checks them against both)."""
+    monkeypatch.setattr(kernels, "enabled", False)
 
 
 #: (module, name) of every large path's row threshold

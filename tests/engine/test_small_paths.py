@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import ddlab
+from ddlab.engine import kernels
 from ddlab import algorithms
 from ddlab.engine import batch as batch_mod
 from ddlab.engine.batch import Batch, consolidate
@@ -20,6 +21,14 @@ from .test_algorithms import cc_oracle, scc_oracle
 
 ROWS = st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2), st.integers(0, 2),
                           st.integers(-2, 2)), max_size=2 * batch_mod.SMALL_ROWS)
+
+
+@pytest.fixture(autouse=True)
+def _without_kernels(monkeypatch):
+    """These tests check the Python paths against the general path: the compiled kernels,
+    which would otherwise take the same runs, are off here (tests/engine/test_kernels.py
+    checks them against both)."""
+    monkeypatch.setattr(kernels, "enabled", False)
 
 
 def _arrays(rows):

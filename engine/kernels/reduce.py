@@ -1,0 +1,222 @@
+"""The reduce's kernel path: one operator run for the built-in logics in a few compiled calls.
+
+:func:`process` does what ``Reduce.process`` does for count, sum, min, max, distinct and
+threshold over integer-like records (int, bool, interned objects; floats take the numpy path):
+the keys that changed or were scheduled; every row of those keys in the input and output
+traces (one :func:`~.histories.scan_sorted` per spine batch, one scan of the recent rows);
+the new output per key (:func:`~.logics.evaluate_by_key`) minus the output accumulated so
+far; the output changes inserted and emitted, sorted by record like the other paths; the later
+interesting times scheduled.  It returns ``False``, having changed nothing, when the program
+or the data do not qualify, and the general path runs.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..batch import Batch
+from ..columns import FLOAT, INT, key_code
+from . import histories as H
+from . import logics as L
+from .spec import qualifies
+
+#: Reduces over at most this many keys at one time take the kernel path (beyond, the numpy
+#: path's vectorised calls cost less than the buffers; see engine/tuning.py once merged).
+MAX_KEYS = 1 << 62
+#: The recent rows of at most this many query keys are picked key by key (a dictionary
+#: lookup each); larger queries scan every recent row in the kernel.
+RECENT_BY_KEY = 64
+
+class _Buffers:
+    """Row buffers reused across runs (one engine thread: no run overlaps another)."""
+
+    def __init__(self):
+        self.store: dict = {}
+
+    def get(self, name: str, fields: int, need: int = 64, keep: int = 0) -> np.ndarray:
+        """A ``(fields, >= need)`` buffer; growing it keeps its first ``keep`` columns."""
+        buf = self.store.get((name, fields))
+        if buf is None or buf.shape[1] < need:
+            cap = max(need, 64 if buf is None else 2 * buf.shape[1])
+            grown = np.empty((fields, cap), dtype=np.int64)
+            if keep:
+                grown[:, :keep] = buf[:, :keep]
+            buf = self.store[(name, fields)] = grown
+        return buf
+
+
+_buffers = _Buffers()
+
+
+def _parts(trace):
+    """``(spine batches, recent rows, first, arity, row depth)`` of a trace or of the outer
+    trace behind an entered view."""
+    inner = trace
+    while not hasattr(inner, "batches"):
+        inner = inner.inner
+    layout = inner.layout
+    first = 0 if layout and layout[0] is None else 1
+    return inner.batches, inner.recent, first, len(inner.kinds), inner.row_depth
+
+
+def _recent_matrix(recent, keys: np.ndarray):
+    """The recent rows of ``keys`` as one ``(fields, m)`` matrix whose first row is the key
+    code (``None`` when there are none)."""
+    by_key = recent.by_key
+    if not by_key:
+        return None
+    if len(keys) <= RECENT_BY_KEY:
+        rows = []
+        for c in keys.tolist():
+            found = by_key.get(c)
+            if found is not None:
+                rows.extend(found)
+    else:
+        rows = recent.rows
+    if not rows:
+        return None
+    return np.array(rows, dtype=np.int64).T.copy()
+
+
+def _scan(trace, keys, t, role, later, nl):
+    """Every row of ``keys`` in ``trace``: ``(rows buffer, n, arity, later buffer, nl)``."""
+    batches, recent, first, arity, rdepth = _parts(trace)
+    rows = _buffers.get(role, 2 + arity)
+    n = 0
+    extra = _recent_matrix(recent, keys)
+    for data, is_sorted, f in [(b.data, True, first) for b in batches] + (
+            [] if extra is None else [(extra, False, 1)]):
+        while True:
+            n2, nl2 = H.scan(data, is_sorted, keys, t, f, arity, rdepth, rows, n, later, nl)
+            if n2 >= 0:
+                break
+            rows = _buffers.get(role, 2 + arity, -n2, n)
+            later = _buffers.get("later", later.shape[0], -nl2, nl)
+        n, nl = n2, nl2
+    return rows, n, arity, later, nl
+
+
+def _unique(parts) -> np.ndarray:
+    """Sorted distinct key codes (the sort skipped when they already ascend)."""
+    codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
+    if len(codes) > 1:
+        if not (codes[1:] >= codes[:-1]).all():
+            codes = np.sort(codes)
+        keep = np.empty(len(codes), dtype=bool)
+        keep[0] = True
+        np.not_equal(codes[1:], codes[:-1], out=keep[1:])
+        if not keep.all():
+            codes = codes[keep]
+    return codes
+
+
+_EMPTY_ROWS = np.empty((1, 0), dtype=np.int64)
+_EMPTY = np.empty(0, dtype=np.int64)
+
+
+def process(op, t: tuple, inputs, pending) -> bool:
+    """Run ``op`` (a Reduce) at ``t`` on the kernels; ``False`` (nothing done) when the
+    logic, the records or the number of keys do not qualify."""
+    code = op.logic_code
+    if code is None or len(op.in_traces) != 1:
+        return False
+    nkey = op.nkey
+    in_trace, out_trace = op.in_traces[0], op.out_trace
+    in_kinds, out_kinds = in_trace.kinds, out_trace.kinds
+    if not qualifies(code, nkey, in_kinds) or (out_kinds is not None and FLOAT in out_kinds):
+        return False
+    parts = []
+    for b in inputs:
+        if b is not None and len(b):
+            if FLOAT in b.kinds:
+                return False
+            parts.append(key_code(b.cols, b.kinds, nkey))
+    if pending:
+        parts.extend(p if isinstance(p, np.ndarray) else np.asarray(p, dtype=np.int64)
+                     for p in pending)
+    if not parts:
+        return True
+    keys = _unique(parts)
+    nk = len(keys)
+    if nk > MAX_KEYS:
+        return False
+    if in_kinds is None and out_kinds is None:
+        return True
+    tarr = np.array(t, dtype=np.int64)
+    later = _buffers.get("later", 1 + len(t))
+    nl = 0
+    given_cols, given_w, given_starts = _EMPTY_ROWS, _EMPTY, _EMPTY
+    if in_kinds is not None:
+        rows_in, n_in, arity, later, nl = _scan(in_trace, keys, tarr, "in", later, nl)
+        kn = nkey if nkey else arity
+        kinds = in_kinds[:kn] + (INT,) if code in (L.COUNT, L.SUM) else in_kinds
+        if code == L.GIVEN:
+            cols, w, starts = L.consolidate_by_key(rows_in, n_in, nk, arity)
+            new_w = _given(op.logic, w)
+            if new_w is None:
+                return False
+            given_cols, given_w, given_starts = _keep_nonzero(cols, new_w, starts)
+    else:
+        rows_in, n_in, arity = _EMPTY_ROWS, -1, len(out_kinds)
+        kn = nkey if nkey else arity
+        kinds = out_kinds
+    if out_kinds is not None:
+        rows_out, n_out, out_arity, later, nl = _scan(out_trace, keys, tarr, "out", later, nl)
+    else:
+        rows_out, n_out = _EMPTY_ROWS, -1
+        out_arity = len(kinds)
+    cols, diffs, codes, times, starts = L.finish(
+        code, kn, kn == 1 and kinds[0] != FLOAT, not _key_orders_records(nkey, kinds), nk,
+        rows_in, n_in, arity, rows_out, n_out, out_arity, given_cols, given_w, given_starts,
+        later, nl)
+    if len(diffs):
+        delta = Batch(list(cols), kinds, diffs, consolidated=True)
+        out_trace.insert(t, delta)
+        op.emit(t, delta)
+    if len(codes):
+        obligations, schedule, index = op.obligations, op.scope.schedule, op.index
+        bounds = starts.tolist()
+        for s, e in zip(bounds[:-1], bounds[1:]):
+            u = tuple(times[s].tolist())
+            obligations.setdefault(u, []).append(codes[s:e])
+            schedule(u, index)
+    return True
+
+
+def _key_orders_records(nkey: int, kinds) -> bool:
+    """Whether key-code order is record order (one non-float key column: the code is the
+    column itself), so rows grouped by key and sorted within it are sorted by record."""
+    kn = nkey if nkey else len(kinds)
+    return kn == 1 and kinds[0] != FLOAT
+
+
+def _given(logic, weights: np.ndarray):
+    """``threshold``'s new multiplicities, or ``None`` when the function fails or returns
+    the wrong shape (the numpy path then raises the error that names the record)."""
+    try:
+        w = np.asarray(logic.fn(weights))
+    except Exception:
+        return None
+    if w.shape != weights.shape or w.dtype.kind not in "iub":
+        return None
+    return w.astype(np.int64, copy=False)
+
+
+def _keep_nonzero(cols, w, starts):
+    keep = w != 0
+    if keep.all():
+        return cols, w, starts
+    kept = np.concatenate([[0], np.cumsum(keep)])
+    return cols[:, keep], w[keep], kept[starts]
+
+
+def warm_up() -> None:
+    """Compile (or load) the kernels every built-in logic but ``threshold`` uses."""
+    keys = np.array([1, 2], dtype=np.int64)
+    t = np.array([0, 1], dtype=np.int64)
+    data = np.array([[1, 1, 2], [1, 1, 2], [5, 3, 4], [0, 0, 0], [0, 2, 0], [1, -1, 1]],
+                    dtype=np.int64)
+    rows = np.empty((4, 8), dtype=np.int64)
+    later = np.empty((3, 8), dtype=np.int64)
+    n, nl = H.scan(data, True, keys, t, 1, 2, 2, rows, 0, later, 0)
+    L.finish(L.MIN, 1, True, False, 2, rows, n, 2, rows, n, 2, _EMPTY_ROWS, _EMPTY, _EMPTY,
+             later, nl)
