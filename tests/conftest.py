@@ -32,3 +32,13 @@ def spark():
     )
     yield spark
     session.stop_spark()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_kernels():
+    """The compiled kernels loaded (compiled here if the cache is cold) before any test runs,
+    so a test of the kernel path never runs the numpy path while a background compilation is
+    under way (the engine's behaviour for users, see ddlab.engine.kernels)."""
+    from ddlab.engine import kernels
+
+    kernels.warm_up()

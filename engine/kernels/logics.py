@@ -352,31 +352,76 @@ def sort_records(cols, w):
 
 
 @njit(cache=True)
-def later_groups(later, nl):
-    """Distinct ``(time, key code)`` pairs of a later buffer, sorted by time then code:
-    ``(codes, times (n, depth), starts)``, one group per distinct time at ``starts``."""
+def _minimal(later, nl):
+    """Which entries of a later buffer are *minimal* among their key's times (no other time
+    of the key is ``<=`` them in the product order); repeats keep one.
+
+    Scheduling only those suffices: when a key is evaluated at a minimal time ``u1``, every
+    history row behind a later time ``u3 >= u1`` is still not ``<= u1`` and schedules
+    ``lub(row, u1)``, which is ``u3`` (``u3 = lub(row, t) >= u1 >= `` the row behind
+    ``u1``).  So the key meets each of its interesting times once either way, but a run no
+    longer schedules every later iteration of a long history again (which made a loop's
+    scheduling quadratic in its iterations)."""
     depth = later.shape[0] - 1
-    keys = np.empty((depth + 1, nl), dtype=np.int64)
-    for i in range(nl):
-        for j in range(depth):
-            keys[j, i] = later[1 + j, i]
-        keys[depth, i] = later[0, i]
     idx = np.empty(nl, dtype=np.int64)
     for i in range(nl):
         idx[i] = i
     tmp = np.empty(nl, dtype=np.int64)
-    lexsort_segment(keys, idx, 0, nl, tmp)
-    codes = np.empty(nl, dtype=np.int64)
-    times = np.empty((nl, depth), dtype=np.int64)
-    starts = np.empty(nl + 1, dtype=np.int64)
-    m = 0
-    groups = 0
+    lexsort_segment(later, idx, 0, nl, tmp)  # by code, then time (a linear extension)
+    keep = np.zeros(nl, dtype=np.bool_)
+    start = 0  # position in idx where the current code's run starts
     for i in range(nl):
         a = idx[i]
-        if m > 0 and _same(keys, a, idx[i - 1], 0, depth + 1):
-            continue
-        new_time = m == 0 or not _same(keys, a, idx[i - 1], 0, depth)
-        if new_time:
+        if i and later[0, a] != later[0, idx[i - 1]]:
+            start = i
+        minimal = True
+        for k in range(start, i):
+            b = idx[k]
+            if keep[b]:
+                below = True
+                for j in range(1, depth + 1):
+                    if later[j, b] > later[j, a]:
+                        below = False
+                        break
+                if below:  # an earlier kept time of this key is <= this one (or equal)
+                    minimal = False
+                    break
+        keep[a] = minimal
+    return keep
+
+
+@njit(cache=True)
+def later_groups(later, nl):
+    """The minimal ``(time, key code)`` pairs of a later buffer (see :func:`_minimal`),
+    sorted by time then code: ``(codes, times (n, depth), starts)``, one group per distinct
+    time at ``starts``."""
+    depth = later.shape[0] - 1
+    keep = _minimal(later, nl)
+    kept = 0
+    for i in range(nl):
+        if keep[i]:
+            kept += 1
+    keys = np.empty((depth + 1, kept), dtype=np.int64)
+    m = 0
+    for i in range(nl):
+        if keep[i]:
+            for j in range(depth):
+                keys[j, m] = later[1 + j, i]
+            keys[depth, m] = later[0, i]
+            m += 1
+    idx = np.empty(kept, dtype=np.int64)
+    for i in range(kept):
+        idx[i] = i
+    tmp = np.empty(kept, dtype=np.int64)
+    lexsort_segment(keys, idx, 0, kept, tmp)
+    codes = np.empty(kept, dtype=np.int64)
+    times = np.empty((kept, depth), dtype=np.int64)
+    starts = np.empty(kept + 1, dtype=np.int64)
+    m = 0
+    groups = 0
+    for i in range(kept):
+        a = idx[i]
+        if m == 0 or not _same(keys, a, idx[i - 1], 0, depth):
             starts[groups] = m
             groups += 1
         codes[m] = keys[depth, a]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
+from .. import config, kernels
 from ..batch import Batch, SMALL_ROWS
 from ..budget import check_pending
 from ..columns import INT, KIND_NAMES, decode_rows, encode_rows, key_code
@@ -45,6 +45,9 @@ class Join(Operator):
 
     def process(self, t, inputs):
         d_left, d_right = inputs
+        if config.fast_paths and kernels.active() and \
+                kernels.join_process(self, t, d_left, d_right):
+            return
         if config.fast_paths and self._process_small(t, d_left, d_right):
             return
         # large deltas with a column selection: _match builds only the selected columns
