@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import config
+from . import config, kernels
 from .errors import SchemaError
 from .columns import KIND_NAMES
 
@@ -129,6 +129,9 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
         if times is None:
             return tuple(c[keep] for c in cols), diffs[keep]
         return tuple(c[keep] for c in cols), times[keep], diffs[keep]
+    if n < kernels.CONSOLIDATE_ROWS and config.fast_paths and kernels.active() and \
+            diffs.dtype == np.int64 and all(c.dtype == np.int64 for c in cols):
+        return kernels.consolidate(cols, diffs, times)
     if n <= SMALL_ROWS and config.fast_paths and all(c.dtype.kind == "i" for c in cols):
         return _consolidate_small(cols, diffs, times)
     if n >= PACKED_ROWS and config.fast_paths:

@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic, perf_counter
 
+import numpy as np
+
 _MODE = os.environ.get("DDLAB_KERNELS", "1").strip().lower()
 #: Whether the kernels are used (when numba imports).  ``DDLAB_KERNELS=0`` turns them off.
 enabled: bool = _MODE not in ("0", "off", "false", "no")
@@ -44,7 +46,8 @@ _state = {"checked": False, "available": False, "reason": None, "warned": False,
           "load_seconds": None}
 #: Seconds between two checks of a background compilation (``active`` runs per operator).
 _POLL_SECONDS = 0.25
-_SOURCES = ("histories.py", "logics.py", "matching.py", "reduce.py", "join.py", "spec.py")
+_SOURCES = ("histories.py", "logics.py", "matching.py", "reduce.py", "join.py", "rows.py",
+            "spec.py")
 
 
 def available() -> bool:
@@ -124,10 +127,11 @@ def warm_up() -> float:
     if _state["ready"] or not available():
         return 0.0
     start = perf_counter()
-    from . import join as _join, reduce as _reduce
+    from . import join as _join, reduce as _reduce, rows as _rows_module
 
     _reduce.warm_up()
     _join.warm_up()
+    _rows_module.warm_up()
     _state["ready"] = True
     _state["load_seconds"] = perf_counter() - start
     _write_stamp()
@@ -228,6 +232,28 @@ def status() -> str:
 
 _reduce_process = None
 _join_process = None
+_rows = None
+
+#: Consolidations of fewer rows than this take :func:`consolidate` when the kernels are on
+#: (from here on the numpy path's packed sort is as fast; see engine/tuning.py once merged).
+CONSOLIDATE_ROWS = 1024
+
+
+def consolidate(cols, diffs, times=None):
+    """:func:`ddlab.engine.batch.consolidate` of int64 columns (and times) in one compiled
+    call: ``(cols, diffs)`` or ``(cols, times, diffs)``, sorted by record then time."""
+    global _rows
+    if _rows is None:
+        from . import rows
+
+        _rows = rows
+    k = len(cols)
+    fields = list(cols) if times is None else list(cols) + list(times.T)
+    matrix = np.array(fields, dtype=np.int64).reshape(len(fields), -1)
+    mat, weights = _rows.consolidate_rows(matrix, diffs)
+    if times is None:
+        return tuple(mat[:k]), weights
+    return tuple(mat[:k]), mat[k:].T, weights
 
 
 def reduce_process(op, t, inputs, pending) -> bool:
@@ -251,4 +277,4 @@ def join_process(op, t, d_left, d_right) -> bool:
 
 
 __all__ = ["enabled", "available", "active", "use_kernels", "warm_up", "cache_dir",
-           "cache_is_warm", "status", "reduce_process", "join_process"]
+           "cache_is_warm", "status", "reduce_process", "join_process", "consolidate"]

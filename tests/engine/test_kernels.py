@@ -164,6 +164,27 @@ def test_later_groups_keep_each_keys_minimal_times(pairs):
     assert list(got) == sorted(got)
 
 
+@given(rows=st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2), st.integers(0, 2),
+                              st.integers(-2, 2)), max_size=80), with_times=st.booleans())
+def test_consolidate_rows_equals_the_general_path(rows, with_times):
+    """``batch.consolidate`` through the kernel and on the general numpy path: the same rows
+    in the same order (sorted by record, then time), zero sums dropped."""
+    from ddlab.engine.batch import consolidate
+    from ddlab.engine.config import use_fast_paths
+
+    a = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    cols, times, diffs = (a[:, 0].copy(), a[:, 1].copy()), a[:, 2:3].copy(), a[:, 3].copy()
+    args = (cols, diffs, times) if with_times else (cols, diffs)
+    fast = kernels.consolidate(*args[:2], times if with_times else None)
+    with use_fast_paths(False):
+        general = consolidate(*args)
+    assert len(fast) == len(general)
+    for f, g in zip(fast, general):
+        f, g = (f if isinstance(f, tuple) else (f,)), (g if isinstance(g, tuple) else (g,))
+        for x, y in zip(f, g):
+            np.testing.assert_array_equal(x, y)
+
+
 UPDATES = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 2),
                              st.integers(0, 2), st.sampled_from([1, -1, 2])), max_size=60)
 
