@@ -13,6 +13,7 @@ sample's time goes to the innermost engine function on its stack that belongs to
 - ``trace maintenance``: inserting batches into traces and merging them;
 - ``operator logic``: the operators' own vectorised work (join matching, reduce bookkeeping
   and logics, linear operators, loop plumbing);
+- ``kernels``: the compiled kernels and their Python glue (``engine/kernels``);
 - ``user code``: functions the program supplied (``map_columns`` lambdas, ...);
 - ``sinks``: views and subscribers; ``other``: the benchmark's own code.
 
@@ -47,7 +48,8 @@ _LAYERS = {
     "reduce.py": {"_accumulate_small": "consolidation"},
 }
 LAYERS = ("scheduling", "consolidation", "trace lookups", "trace maintenance",
-          "operator logic", "user code", "sinks", "other")
+          "operator logic", "kernels", "user code", "sinks", "other")
+_KERNELS = os.sep + "kernels" + os.sep
 
 
 def layer_of(file_path: str, function: str) -> str | None:
@@ -55,6 +57,8 @@ def layer_of(file_path: str, function: str) -> str | None:
     if not file_path:
         return None
     if _ENGINE in file_path:
+        if _KERNELS in file_path:
+            return "kernels"
         name = os.path.basename(file_path)
         table = _LAYERS.get(name)
         if table is not None:

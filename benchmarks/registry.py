@@ -14,4 +14,5 @@ WORKLOADS = {
     "spark-windows": "benchmarks.spark_windows:run",
     "explore": "benchmarks.explore_workload:run",
     "soak": "benchmarks.soak:run",
+    "kernels": "benchmarks.kernels_workload:run",
 }

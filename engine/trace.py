@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import config
+from . import config, kernels
 from . import batch as batch_mod
 from .batch import Batch, consolidate, sum_packed
 from .columns import key_code, KIND_NAMES
@@ -297,7 +297,8 @@ class RecentRows:
         if self._batch is None:
             data = packed_matrix(self.rows, layout)
             if len(self.rows) > 1:
-                data = take_columns(data, np.argsort(data[0], kind="stable"))
+                data = kernels.sort_by_key(data) if kernels.active() else \
+                    take_columns(data, np.argsort(data[0], kind="stable"))
             self._batch = TraceBatch.from_packed(np.ascontiguousarray(data), layout, since)
         return self._batch
 
@@ -415,6 +416,10 @@ class Trace:
             # nothing to compact and nothing that can cancel: merge the sorted runs by key
             total = sum(len(p) for p in parts)
             if total < LARGE_MERGE_ROWS:
+                if len(parts) == 2 and kernels.active():
+                    return TraceBatch.from_packed(kernels.merge_by_key(parts[0].data,
+                                                                       parts[1].data),
+                                                  parts[0].floats, epoch)
                 data = np.concatenate([p.data for p in parts], axis=1)
                 order = np.argsort(data[0], kind="stable")
                 return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)

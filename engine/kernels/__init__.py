@@ -239,18 +239,32 @@ _rows = None
 CONSOLIDATE_ROWS = 1024
 
 
-def consolidate(cols, diffs, times=None):
-    """:func:`ddlab.engine.batch.consolidate` of int64 columns (and times) in one compiled
-    call: ``(cols, diffs)`` or ``(cols, times, diffs)``, sorted by record then time."""
+def _rows_module():
     global _rows
     if _rows is None:
         from . import rows
 
         _rows = rows
+    return _rows
+
+
+def merge_by_key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two packed batches sorted by key code (row 0) merged into one, stably."""
+    return _rows_module().merge_by_key(np.ascontiguousarray(a), np.ascontiguousarray(b))
+
+
+def sort_by_key(data: np.ndarray) -> np.ndarray:
+    """A packed matrix with its columns sorted stably by key code (row 0)."""
+    return _rows_module().sort_by_key(np.ascontiguousarray(data))
+
+
+def consolidate(cols, diffs, times=None):
+    """:func:`ddlab.engine.batch.consolidate` of int64 columns (and times) in one compiled
+    call: ``(cols, diffs)`` or ``(cols, times, diffs)``, sorted by record then time."""
     k = len(cols)
     fields = list(cols) if times is None else list(cols) + list(times.T)
     matrix = np.array(fields, dtype=np.int64).reshape(len(fields), -1)
-    mat, weights = _rows.consolidate_rows(matrix, diffs)
+    mat, weights = _rows_module().consolidate_rows(matrix, np.ascontiguousarray(diffs))
     if times is None:
         return tuple(mat[:k]), weights
     return tuple(mat[:k]), mat[k:].T, weights
@@ -277,4 +291,5 @@ def join_process(op, t, d_left, d_right) -> bool:
 
 
 __all__ = ["enabled", "available", "active", "use_kernels", "warm_up", "cache_dir",
-           "cache_is_warm", "status", "reduce_process", "join_process", "consolidate"]
+           "cache_is_warm", "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
+           "sort_by_key"]

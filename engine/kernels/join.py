@@ -18,7 +18,7 @@ from ..budget import check_pending
 from ..columns import FLOAT
 from ..columns import key_code
 from . import matching as M
-from .reduce import _buffers, _parts, _recent_matrix
+from .reduce import _buffers, _contiguous, _parts, _recent_matrix
 
 
 def _source(nkey: int, delta_arity: int, other_arity: int, delta_is_left: bool, select):
@@ -68,19 +68,20 @@ def process(op, t: tuple, d_left, d_right) -> bool:
     budget = op.flow.max_rows_per_epoch is not None
     prepared = []
     for d, trace, is_left in sides:
-        dcodes = key_code(d.cols, d.kinds, nkey)
+        dcodes = _contiguous(key_code(d.cols, d.kinds, nkey))
         order = M.key_order(dcodes)
         dcols = np.array(d.cols, dtype=np.int64).reshape(len(d.cols), -1)
         source = _source(nkey, len(d.cols), len(trace.kinds), is_left, select)
-        prepared.append((dcodes, order, dcols, d.diffs, source))
+        diffs = _contiguous(d.diffs)
+        prepared.append((dcodes, order, dcols, diffs, source))
         batches, recent, first, _, rdepth = _parts(trace)
-        parts = [(b.data, True, first) for b in batches]
+        parts = [(_contiguous(b.data), True, first) for b in batches]
         extra = _recent_matrix(recent, np.unique(dcodes) if len(dcodes) > 1 else dcodes)
         if extra is not None:
             parts.append((extra, False, 1))
         for data, is_sorted, f in parts:
             n, out = _match(op, out, n, budget, data, is_sorted, f, rdepth, dcodes, order,
-                            dcols, d.diffs, nkey, source, tarr, 1)
+                            dcols, diffs, nkey, source, tarr, 1)
     if len(sides) == 2:
         # dA x dB was counted in both halves: once more, negated (the right delta as an
         # unsorted matrix at time t)

@@ -58,6 +58,12 @@ def _parts(trace):
     return inner.batches, inner.recent, first, len(inner.kinds), inner.row_depth
 
 
+def _contiguous(data: np.ndarray) -> np.ndarray:
+    """``data`` as a C-contiguous array (a kernel compiled for one memory layout would be
+    compiled again, at run time, for another)."""
+    return data if data.flags.c_contiguous else np.ascontiguousarray(data)
+
+
 def _recent_matrix(recent, keys: np.ndarray):
     """The recent rows of ``keys`` as one ``(fields, m)`` matrix whose first row is the key
     code (``None`` when there are none)."""
@@ -83,7 +89,7 @@ def _scan(trace, keys, t, role, later, nl):
     rows = _buffers.get(role, 2 + arity)
     n = 0
     extra = _recent_matrix(recent, keys)
-    for data, is_sorted, f in [(b.data, True, first) for b in batches] + (
+    for data, is_sorted, f in [(_contiguous(b.data), True, first) for b in batches] + (
             [] if extra is None else [(extra, False, 1)]):
         while True:
             n2, nl2 = H.scan(data, is_sorted, keys, t, f, arity, rdepth, rows, n, later, nl)
@@ -135,7 +141,7 @@ def process(op, t: tuple, inputs, pending) -> bool:
                      for p in pending)
     if not parts:
         return True
-    keys = _unique(parts)
+    keys = _contiguous(_unique(parts))
     nk = len(keys)
     if nk > MAX_KEYS:
         return False

@@ -185,6 +185,24 @@ def test_consolidate_rows_equals_the_general_path(rows, with_times):
             np.testing.assert_array_equal(x, y)
 
 
+@given(a=st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 9)), max_size=30),
+       b=st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 9)), max_size=30))
+def test_sorted_runs_equal_a_stable_argsort(a, b):
+    """The spine's kernels: a packed matrix sorted by key code, and two sorted ones merged,
+    exactly as a stable argsort of (their concatenation's) key row orders them."""
+    def matrix(rows):
+        return np.array(rows, dtype=np.int64).reshape(-1, 2).T.copy()
+
+    def stable(m):
+        return m[:, np.argsort(m[0], kind="stable")]
+
+    ma, mb = matrix(a), matrix(b)
+    np.testing.assert_array_equal(kernels.sort_by_key(ma), stable(ma))
+    sa, sb = stable(ma), stable(mb)
+    np.testing.assert_array_equal(kernels.merge_by_key(sa, sb),
+                                  stable(np.concatenate([sa, sb], axis=1)))
+
+
 UPDATES = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 2),
                              st.integers(0, 2), st.sampled_from([1, -1, 2])), max_size=60)
 
