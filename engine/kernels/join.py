@@ -74,9 +74,9 @@ def process(op, t: tuple, d_left, d_right) -> bool:
         source = _source(nkey, len(d.cols), len(trace.kinds), is_left, select)
         diffs = _contiguous(d.diffs)
         prepared.append((dcodes, order, dcols, diffs, source))
-        batches, recent, first, _, rdepth = _parts(trace)
-        parts = [(_contiguous(b.data), True, first) for b in batches]
-        extra = _recent_matrix(recent, np.unique(dcodes) if len(dcodes) > 1 else dcodes)
+        inner, first, _, rdepth = _parts(trace)
+        parts = [(_contiguous(b.data), True, first) for b in inner.batches]
+        extra = _recent_matrix(inner.recent, np.unique(dcodes) if len(dcodes) > 1 else dcodes)
         if extra is not None:
             parts.append((extra, False, 1))
         for data, is_sorted, f in parts:

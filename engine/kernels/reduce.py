@@ -11,6 +11,8 @@ or the data do not qualify, and the general path runs.
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..batch import Batch
@@ -48,14 +50,15 @@ _buffers = _Buffers()
 
 
 def _parts(trace):
-    """``(spine batches, recent rows, first, arity, row depth)`` of a trace or of the outer
-    trace behind an entered view."""
+    """``(trace holding the rows, first, arity, row depth)`` of a trace or of the outer
+    trace behind an entered view (its ``batches`` and ``recent`` are read at each run: the
+    trace replaces them as it grows)."""
     inner = trace
     while not hasattr(inner, "batches"):
         inner = inner.inner
     layout = inner.layout
     first = 0 if layout and layout[0] is None else 1
-    return inner.batches, inner.recent, first, len(inner.kinds), inner.row_depth
+    return inner, first, len(inner.kinds), inner.row_depth
 
 
 def _contiguous(data: np.ndarray) -> np.ndarray:
@@ -83,9 +86,11 @@ def _recent_matrix(recent, keys: np.ndarray):
     return np.array(rows, dtype=np.int64).T.copy()
 
 
-def _scan(trace, keys, t, role, later, nl):
-    """Every row of ``keys`` in ``trace``: ``(rows buffer, n, arity, later buffer, nl)``."""
-    batches, recent, first, arity, rdepth = _parts(trace)
+def _scan(part, keys, t, role, later, nl):
+    """Every row of ``keys`` in a trace (its :func:`_parts`): ``(rows buffer, n, arity,
+    later buffer, nl)``."""
+    inner, first, arity, rdepth = part
+    batches, recent = inner.batches, inner.recent
     rows = _buffers.get(role, 2 + arity)
     n = 0
     extra = _recent_matrix(recent, keys)
@@ -119,42 +124,77 @@ _EMPTY_ROWS = np.empty((1, 0), dtype=np.int64)
 _EMPTY = np.empty(0, dtype=np.int64)
 
 
+class _Plan:
+    """What a reduce's kernel runs need that depends only on its traces' kinds (fixed once
+    set, unless a rollback empties a trace): computed once, not per run."""
+
+    __slots__ = ("in_kinds", "out_kinds", "ok", "kn", "kinds", "key_is_code", "sort_out",
+                 "in_part", "out_part")
+
+    def __init__(self, op, in_kinds, out_kinds):
+        self.in_kinds, self.out_kinds = in_kinds, out_kinds
+        code, nkey = op.logic_code, op.nkey
+        self.ok = qualifies(code, nkey, in_kinds) and (
+            out_kinds is None or FLOAT not in out_kinds) and (
+            in_kinds is not None or out_kinds is not None)
+        if not self.ok:
+            return
+        arity = len(in_kinds if in_kinds is not None else out_kinds)
+        self.kn = nkey if nkey else arity
+        if in_kinds is not None:
+            self.kinds = in_kinds[:self.kn] + (INT,) if code in (L.COUNT, L.SUM) else in_kinds
+        else:
+            self.kinds = out_kinds
+        self.key_is_code = self.kn == 1 and self.kinds[0] != FLOAT
+        self.sort_out = not _key_orders_records(nkey, self.kinds)
+        self.in_part = _parts(op.in_traces[0]) if in_kinds is not None else None
+        self.out_part = _parts(op.out_trace) if out_kinds is not None else None
+
+
+_plans: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _plan(op, in_kinds, out_kinds) -> _Plan:
+    plan = _plans.get(op)
+    if plan is None or plan.in_kinds is not in_kinds or plan.out_kinds is not out_kinds:
+        plan = _plans[op] = _Plan(op, in_kinds, out_kinds)
+    return plan
+
+
 def process(op, t: tuple, inputs, pending) -> bool:
     """Run ``op`` (a Reduce) at ``t`` on the kernels; ``False`` (nothing done) when the
     logic, the records or the number of keys do not qualify."""
     code = op.logic_code
     if code is None or len(op.in_traces) != 1:
         return False
-    nkey = op.nkey
     in_trace, out_trace = op.in_traces[0], op.out_trace
     in_kinds, out_kinds = in_trace.kinds, out_trace.kinds
-    if not qualifies(code, nkey, in_kinds) or (out_kinds is not None and FLOAT in out_kinds):
-        return False
     parts = []
     for b in inputs:
         if b is not None and len(b):
             if FLOAT in b.kinds:
                 return False
-            parts.append(key_code(b.cols, b.kinds, nkey))
+            parts.append(key_code(b.cols, b.kinds, op.nkey))
     if pending:
         parts.extend(p if isinstance(p, np.ndarray) else np.asarray(p, dtype=np.int64)
                      for p in pending)
     if not parts:
         return True
+    if in_kinds is None and out_kinds is None:
+        return True
+    plan = _plan(op, in_kinds, out_kinds)
+    if not plan.ok:
+        return False
     keys = _contiguous(_unique(parts))
     nk = len(keys)
     if nk > MAX_KEYS:
         return False
-    if in_kinds is None and out_kinds is None:
-        return True
     tarr = np.array(t, dtype=np.int64)
     later = _buffers.get("later", 1 + len(t))
     nl = 0
     given_cols, given_w, given_starts = _EMPTY_ROWS, _EMPTY, _EMPTY
-    if in_kinds is not None:
-        rows_in, n_in, arity, later, nl = _scan(in_trace, keys, tarr, "in", later, nl)
-        kn = nkey if nkey else arity
-        kinds = in_kinds[:kn] + (INT,) if code in (L.COUNT, L.SUM) else in_kinds
+    if plan.in_part is not None:
+        rows_in, n_in, arity, later, nl = _scan(plan.in_part, keys, tarr, "in", later, nl)
         if code == L.GIVEN:
             cols, w, starts = L.consolidate_by_key(rows_in, n_in, nk, arity)
             new_w = _given(op.logic, w)
@@ -163,19 +203,17 @@ def process(op, t: tuple, inputs, pending) -> bool:
             given_cols, given_w, given_starts = _keep_nonzero(cols, new_w, starts)
     else:
         rows_in, n_in, arity = _EMPTY_ROWS, -1, len(out_kinds)
-        kn = nkey if nkey else arity
-        kinds = out_kinds
-    if out_kinds is not None:
-        rows_out, n_out, out_arity, later, nl = _scan(out_trace, keys, tarr, "out", later, nl)
+    if plan.out_part is not None:
+        rows_out, n_out, out_arity, later, nl = _scan(plan.out_part, keys, tarr, "out", later,
+                                                      nl)
     else:
         rows_out, n_out = _EMPTY_ROWS, -1
-        out_arity = len(kinds)
+        out_arity = len(plan.kinds)
     cols, diffs, codes, times, starts = L.finish(
-        code, kn, kn == 1 and kinds[0] != FLOAT, not _key_orders_records(nkey, kinds), nk,
-        rows_in, n_in, arity, rows_out, n_out, out_arity, given_cols, given_w, given_starts,
-        later, nl)
+        code, plan.kn, plan.key_is_code, plan.sort_out, nk, rows_in, n_in, arity, rows_out,
+        n_out, out_arity, given_cols, given_w, given_starts, later, nl)
     if len(diffs):
-        delta = Batch(list(cols), kinds, diffs, consolidated=True)
+        delta = Batch(list(cols), plan.kinds, diffs, consolidated=True)
         out_trace.insert(t, delta)
         op.emit(t, delta)
     if len(codes):
