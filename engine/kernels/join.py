@@ -18,7 +18,12 @@ from ..budget import check_pending
 from ..columns import FLOAT
 from ..columns import key_code
 from . import matching as M
-from .reduce import _buffers, _contiguous, _parts, _recent_matrix
+from .reduce import KEEP_ROWS, _buffers, _contiguous, _parts, _recent_matrix
+
+#: Joins whose changes hold at most this many rows (both sides) take the kernel path; larger
+#: ones (a loop's first iterations from scratch) take the numpy path, which builds only the
+#: selected columns of millions of pairs instead of a row buffer of every field.
+MAX_DELTA = 4096
 
 
 def _source(nkey: int, delta_arity: int, other_arity: int, delta_is_left: bool, select):
@@ -60,6 +65,8 @@ def process(op, t: tuple, d_left, d_right) -> bool:
             sides.append((d, trace, is_left))
     if not sides:
         return True
+    if sum(len(d) for d, _, _ in sides) > MAX_DELTA:
+        return False
     ncols = len(kinds)
     depth = len(t)
     tarr = np.array(t, dtype=np.int64)
@@ -97,6 +104,8 @@ def process(op, t: tuple, d_left, d_right) -> bool:
     if not n:
         return True
     cols, times, diffs, starts = M.group_by_time(out, n, ncols, depth)
+    if n > KEEP_ROWS:
+        _buffers.trim()
     bounds = starts.tolist()
     for s, e in zip(bounds[:-1], bounds[1:]):
         u = tuple(times[s].tolist())

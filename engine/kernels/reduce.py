@@ -21,9 +21,13 @@ from . import histories as H
 from . import logics as L
 from .spec import qualifies
 
-#: Reduces over at most this many keys at one time take the kernel path (beyond, the numpy
-#: path's vectorised calls cost less than the buffers; see engine/tuning.py once merged).
-MAX_KEYS = 1 << 62
+#: Reduces over at most this many keys at one time take the kernel path; beyond, the numpy
+#: path packs the rows of many keys straight from the trace batches (``accumulate_until``)
+#: in less memory than the kernel's row buffers (the same bound as the reduce's LARGE_KEYS).
+MAX_KEYS = 1024
+#: Row buffers grown beyond this many rows are released after the run (a from-scratch run
+#: must not keep hundreds of megabytes of scratch space alive).
+KEEP_ROWS = 1 << 16
 #: The recent rows of at most this many query keys are picked key by key (a dictionary
 #: lookup each); larger queries scan every recent row in the kernel.
 RECENT_BY_KEY = 64
@@ -33,6 +37,11 @@ class _Buffers:
 
     def __init__(self):
         self.store: dict = {}
+
+    def trim(self) -> None:
+        """Release the buffers that grew beyond :data:`KEEP_ROWS` rows."""
+        for key in [k for k, b in self.store.items() if b.shape[1] > KEEP_ROWS]:
+            del self.store[key]
 
     def get(self, name: str, fields: int, need: int = 64, keep: int = 0) -> np.ndarray:
         """A ``(fields, >= need)`` buffer; growing it keeps its first ``keep`` columns."""
@@ -212,6 +221,8 @@ def process(op, t: tuple, inputs, pending) -> bool:
     cols, diffs, codes, times, starts = L.finish(
         code, plan.kn, plan.key_is_code, plan.sort_out, nk, rows_in, n_in, arity, rows_out,
         n_out, out_arity, given_cols, given_w, given_starts, later, nl)
+    if max(n_in, n_out, nl) > KEEP_ROWS:
+        _buffers.trim()
     if len(diffs):
         delta = Batch(list(cols), plan.kinds, diffs, consolidated=True)
         out_trace.insert(t, delta)

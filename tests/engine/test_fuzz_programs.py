@@ -96,17 +96,17 @@ def test_random_programs_agree_when_small_paths_decline_and_spill_often(program,
     every three rows (instead of 128), so spills, merges and compaction happen inside loops;
     and the reduce's and join's Python paths decline any history of more than three rows, so
     one operator alternates between its Python and numpy paths (state written by one is read
-    by the other, as on real data with a few large keys); the compiled reduce declines runs
-    of more than two keys, so it alternates with both."""
+    by the other, as on real data with a few large keys); the compiled reduce and join decline
+    runs of more than two keys or changed rows, so they alternate with both."""
     from ddlab.engine import kernels, trace as trace_module
     from ddlab.engine.operators import join as join_module, reduce as reduce_module
 
     limits = [(trace_module, "RECENT_CAPACITY", 3), (reduce_module, "SMALL_HISTORY", 3),
               (join_module, "SMALL_MATCHES", 3), (join_module, "SMALL_PAIRS", 3)]
     if kernels.available():
-        from ddlab.engine.kernels import reduce as kernel_reduce
+        from ddlab.engine.kernels import join as kernel_join, reduce as kernel_reduce
 
-        limits.append((kernel_reduce, "MAX_KEYS", 2))
+        limits += [(kernel_reduce, "MAX_KEYS", 2), (kernel_join, "MAX_DELTA", 2)]
     saved = [getattr(module, name) for module, name, _ in limits]
     try:
         for module, name, value in limits:
