@@ -14,6 +14,7 @@ import sys as _sys
 from ddlab.engine import *  # noqa: F401,F403  (the engine's public API)
 from ddlab.engine import __all__ as _engine_all
 from ddlab.engine import algorithms
+from ddlab.engine.rules import rules  # noqa: F401  (ddlab.rules(text, inputs): Datalog rules)
 
 # ``ddlab.algorithms`` is the graph-algorithm library that lives in engine/algorithms/.
 _sys.modules["ddlab.algorithms"] = algorithms

@@ -13,11 +13,14 @@ from collections import OrderedDict
 
 import pandas as pd
 
-from .lattice import iteration_of
+from .lattice import display_time, iteration_of
 
 #: Columns of :meth:`Statistics.frame` (``Dataflow.stats()``).
 STATS_COLUMNS = ["operator", "kind", "scope", "time", "epoch", "iteration", "in", "out",
                  "seconds"]
+#: How many committed epochs' input batches are kept (``Dataflow.input_changes``): the last
+#: move and the one before, what explanations of a move compare.
+INPUT_EPOCHS = 2
 #: Columns of :meth:`Statistics.epoch_log` (``Dataflow.epoch_log()``).
 EPOCH_COLUMNS = ["epoch", "seconds", "input_updates", "operator_runs", "updates_processed",
                  "retained_updates"]
@@ -37,17 +40,28 @@ class Statistics:
         self.running: list[tuple] = []
         self._epochs: OrderedDict[int, list[tuple]] = OrderedDict()
         self._reports: OrderedDict[int, object] = OrderedDict()
+        self._retained: OrderedDict[int, dict] = OrderedDict()
+        #: the input batches of the last :data:`INPUT_EPOCHS` committed epochs
+        self._inputs: OrderedDict[int, dict] = OrderedDict()
 
     # -- recording ---------------------------------------------------------------------
-    def commit(self, epoch: int, report) -> None:
-        """File the running records under ``epoch``; forget the oldest beyond ``keep_epochs``."""
+    def commit(self, epoch: int, report, retained: dict | None = None,
+               inputs: dict | None = None) -> None:
+        """File the running records under ``epoch`` (with the updates each operator retains
+        after it and the input batches it applied); forget the oldest beyond
+        ``keep_epochs`` (input batches beyond :data:`INPUT_EPOCHS`)."""
         self._epochs[epoch] = self.running
         self._reports[epoch] = report
+        self._retained[epoch] = retained or {}
+        self._inputs[epoch] = inputs or {}
         self.running = []
+        while len(self._inputs) > INPUT_EPOCHS:
+            self._inputs.popitem(last=False)
         if self.keep_epochs is not None:
             while len(self._epochs) > self.keep_epochs:
                 self._epochs.popitem(last=False)
                 self._reports.popitem(last=False)
+                self._retained.popitem(last=False)
 
     def discard(self) -> None:
         """Forget the running epoch's records (it was rolled back)."""
@@ -58,6 +72,19 @@ class Statistics:
     def epochs(self) -> list[int]:
         """The completed epochs whose records are kept, oldest first."""
         return list(self._epochs)
+
+    def report(self, epoch: int):
+        """The :class:`~ddlab.engine.dataflow.StepReport` of a kept epoch, or ``None``."""
+        return self._reports.get(epoch)
+
+    def retained(self, epoch: int) -> dict:
+        """``{operator id: updates held in its traces}`` after a kept epoch (``{}`` if not
+        kept)."""
+        return self._retained.get(epoch, {})
+
+    def inputs(self, epoch: int) -> dict:
+        """``{input name: [batches]}`` applied in ``epoch`` (the last two epochs only)."""
+        return self._inputs.get(epoch, {})
 
     def runs(self, epochs=None) -> list[tuple]:
         """Raw records ``(op, time, in, out, seconds)`` of the kept epochs (or the given ones)."""
@@ -118,16 +145,34 @@ class Statistics:
         frame = pd.DataFrame([k + (v,) for k, v in cells.items()], columns=columns)
         return frame.sort_values(columns[:-1], kind="stable").reset_index(drop=True)
 
-    def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
+    def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback
         edges carried back (the loop variables' changes), in the loop's time order; the
         per-iteration curve of the CIDR paper's Figure 1.  Columns ``iteration`` (position in
         the loop's time order, from 0) and ``records``.  A nested loop's counts are summed
-        over the outer loops' coordinates."""
+        over the outer loops' coordinates.
+
+        By default (``with_empty``) every iteration from 0 to the last busy one is listed (per
+        priority class of a prioritized loop), the empty ones with 0 records, with a ``time``
+        column: the loop's own coordinate (an iteration number, or a ``(priority, iteration)``
+        pair); for a plain loop ``iteration`` equals that coordinate.  ``with_empty=False``
+        lists only the iterations whose feedback carried something, by position (an empty
+        iteration between two busy ones then closes up and later ones shift)."""
         depth = loop.count("/")
         per_time: dict[int, int] = {}
+        kind = None
         for op, t, _, n_out, _ in self._epochs.get(epoch, ()):
             if op.kind == "feedback" and op.scope.path == loop:
                 per_time[t[depth]] = per_time.get(t[depth], 0) + n_out
-        ordered = [per_time[c] for c in sorted(per_time)]
-        return pd.DataFrame({"iteration": range(len(ordered)), "records": ordered})
+                kind = op.scope.coordinate_kinds[depth]
+        if not with_empty:
+            ordered = [per_time[c] for c in sorted(per_time)]
+            return pd.DataFrame({"iteration": range(len(ordered)), "records": ordered})
+        last: dict[int, int] = {}  # priority class (its packed iteration 0) -> last busy coordinate
+        for c in per_time:
+            start = c - iteration_of(c, kind)
+            last[start] = max(last.get(start, c), c)
+        coords = [c for start in sorted(last) for c in range(start, last[start] + 1)]
+        return pd.DataFrame({"iteration": range(len(coords)),
+                             "time": [display_time((c,), (kind,))[0] for c in coords],
+                             "records": [per_time.get(c, 0) for c in coords]})

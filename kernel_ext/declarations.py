@@ -16,7 +16,8 @@ __all__ = ["InputDecl", "DerivedDecl", "RESERVED", "mentions"]
 
 #: words that are commands of ``%dd`` and so cannot name a collection
 RESERVED = {"input", "step", "insert", "remove", "show", "changes", "trace", "stats", "graph",
-            "drop", "reset", "rebuild", "status", "help", "explore", "save", "load"}
+            "drop", "reset", "rebuild", "status", "help", "explore", "save", "load", "why",
+            "why-loop", "why-cost", "rules"}
 
 
 @dataclass
@@ -58,6 +59,9 @@ class DerivedDecl:
     name: str
     body: str
     arrange: bool = True
+    #: declarations sharing a group share one evaluation of ``body`` per build, whose value
+    #: maps each member's name to its collection (a ``%%dd rules`` cell's outputs)
+    group: str | None = None
 
 
 def mentions(body: str, name: str) -> bool:

@@ -17,7 +17,7 @@ from traitlets.config.configurable import Configurable
 
 from ddlab.engine import DEFAULT_MAX_ITERATIONS, Collection, DataflowError, View
 
-from .commands import COMMANDS, DEFINE
+from .commands import CELL_COMMANDS, COMMANDS, DEFINE
 from .messages import SessionError, first_line, hint, suggest
 from .progress import NullProgress, Progress
 from .session import Session
@@ -32,6 +32,8 @@ ddlab magics: declare, step and inspect a differential dataflow in this kernel.
         or --sql "SELECT ..."; map columns with --src/--dst/--time (or --columns a,b)
   %%dd NAME                              declare a derived collection; the cell body is an
         engine expression over declared collections, e.g. connected_components(edges)
+  %%dd rules [--limit N [--partial]]     Datalog rules over declared collections; each
+        .output relation becomes a derived collection (recursion, negation, aggregates)
   %dd step [N] | %dd step --to K         move the windows N positions (N < 0: back), one
         epoch each; without a window, one epoch applying the queued rows
   %dd insert NAME ROWS | %dd remove NAME ROWS   change an input (rows inline such as
@@ -41,6 +43,8 @@ ddlab magics: declare, step and inspect a differential dataflow in this kernel.
   %dd graph [NAME]                       the dataflow picture, edges labelled with updates
   %dd explore NAME                       slide the window and watch NAME, the per-iteration
         differences, the lattice trace and latency live (the explorer widget)
+  %dd why NAME RECORD | %dd why-loop [NAME] | %dd why-cost   which input records produce a
+        record, why the loops ran as long as they did, what the last move cost
   %dd status | %dd drop NAME | %dd rebuild [--restart] | %dd reset
   %dd save PATH | %dd load PATH          the session on disk (inputs, windows, positions)
 
@@ -101,6 +105,9 @@ class DDMagics(Magics, Configurable):
 
     def _dispatch(self, line: str, cell, ns):
         if cell is not None:
+            words = line.split(None, 1)
+            if words and words[0] in CELL_COMMANDS:
+                return CELL_COMMANDS[words[0]](self, words[1] if len(words) > 1 else "", cell, ns)
             return DEFINE(self, line, cell, ns)
         tokens = arg_split(line)
         if not tokens:
@@ -124,6 +131,9 @@ class DDMagics(Magics, Configurable):
             return None
         if topic in ("%dd", "cell", "define", "%%dd"):
             print(DEFINE.parser.format_help())
+            return None
+        if topic in CELL_COMMANDS:
+            print(CELL_COMMANDS[topic].parser.format_help())
             return None
         if topic not in COMMANDS:
             raise UsageError(f"%dd help: no command {topic!r}. Hint: "
