@@ -16,8 +16,9 @@ class Operator:
     """
 
     kind = "operator"
-    _budget_serial = -1  # the step attempt whose rows _budget_rows counts (see budget.py)
-    _budget_rows = 0
+    #: the step attempt whose rows ``budget_rows`` counts, and that count (kept by budget.py)
+    budget_serial = -1
+    budget_rows = 0
     #: True for operators whose output at a time is a consolidated batch by construction.
     preserves_consolidation = False
 
@@ -36,6 +37,10 @@ class Operator:
         for port, up in enumerate(self.inputs):
             up.outputs.append((self, port))
         self._emitted = 0
+        #: arrangements of this operator's output, by key width (built once, shared)
+        self.arrangements: dict[int, Operator] = {}
+        #: this operator's output entered into nested scopes, by scope (built once, shared)
+        self.entered: dict[int, Operator] = {}
 
     @property
     def label(self) -> str:
@@ -58,7 +63,7 @@ class Operator:
         self.inputs.append(up)
         self.queues.append({})
         up.outputs.append((self, len(self.inputs) - 1))
-        self.flow._graph_changed = True
+        self.flow.mark_graph_changed()
         return len(self.inputs) - 1
 
     # -- data movement -----------------------------------------------------------------
