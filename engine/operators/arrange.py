@@ -12,7 +12,6 @@ from .base import Operator
 
 class Arrange(Operator):
     kind = "arrange"
-    preserves_consolidation = True
 
     def __init__(self, scope, up, nkey: int, name=None):
         super().__init__(scope, [up], name)

@@ -19,8 +19,6 @@ class Operator:
     #: the step attempt whose rows ``budget_rows`` counts, and that count (kept by budget.py)
     budget_serial = -1
     budget_rows = 0
-    #: True for operators whose output at a time is a consolidated batch by construction.
-    preserves_consolidation = False
 
     def __init__(self, scope, inputs=(), name: str | None = None):
         for up in inputs:

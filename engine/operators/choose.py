@@ -59,7 +59,6 @@ class Decide(Operator):
     (in ``flow.stats()`` and the graph) says what was chosen and why."""
 
     kind = "choose"
-    preserves_consolidation = True
 
     def __init__(self, scope, up, decision: SizeChoice, name: str | None = None):
         self.decision = decision
