@@ -93,31 +93,29 @@ def test_threshold_function_returning_the_wrong_shape():
 
 
 
-def _outer_set_operations(records):
+def _check_outer_set_operations(epochs, preset):
     """``records.iterate(v -> v.union(outer))`` and the same with intersect, where ``outer``
-    is an arrangement built outside the loop (the reduce reads it through the entered view)."""
-    outer = records.map(lambda r: (r[1] % 3, r[0])).arrange()
-    return {name: records.iterate(lambda v, name=name: getattr(v, name)(outer)).view()
-            for name in ("union", "intersect")}
-
-
-def _outer_oracle(want, name):
-    other = oracle.linear(want, lambda r: [(r[1] % 3, r[0])])
-    return oracle.setop(want, other, max if name == "union" else min)
+    is an arrangement built outside the loop (the reduce reads it through the entered view),
+    against the oracle after every epoch."""
+    with tuned(preset):
+        flow = ddlab.Dataflow()
+        records = flow.input("records", columns=["k", "v"])
+        outer = records.map(lambda r: (r[1] % 3, r[0])).arrange()
+        views = {name: records.iterate(lambda v, name=name: getattr(v, name)(outer)).view()
+                 for name in ("union", "intersect")}
+        for epoch, want in zip(epochs, accumulate(epochs)):
+            records.update(epoch)
+            flow.step()
+            other = oracle.linear(want, lambda r: [(r[1] % 3, r[0])])
+            for name, view in views.items():
+                fn = max if name == "union" else min
+                assert view.to_dict() == oracle.setop(want, other, fn), name
 
 
 @pytest.mark.parametrize("preset", [None, "tiny"])
 @given(epochs=EPOCHS)
 def test_set_operations_with_an_outer_arrangement_inside_a_loop(preset, epochs):
-    with tuned(preset):
-        flow = ddlab.Dataflow()
-        records = flow.input("records", columns=["k", "v"])
-        views = _outer_set_operations(records)
-        for epoch, want in zip(epochs, accumulate(epochs)):
-            records.update(epoch)
-            flow.step()
-            for name, view in views.items():
-                assert view.to_dict() == _outer_oracle(want, name), name
+    _check_outer_set_operations(epochs, preset)
 
 
 def test_a_reduce_over_many_keys_accumulates_the_entered_view(monkeypatch):
@@ -129,14 +127,6 @@ def test_a_reduce_over_many_keys_accumulates_the_entered_view(monkeypatch):
     original = EnteredTrace.accumulate_until
     monkeypatch.setattr(EnteredTrace, "accumulate_until",
                         lambda self, codes, t: calls.append(len(codes)) or original(self, codes, t))
-    epochs = [[((k, v), 1) for k in range(5) for v in range(4)], [(((2, 1)), -1), ((7, 7), 2)]]
-    with tuned("tiny"):
-        flow = ddlab.Dataflow()
-        records = flow.input("records", columns=["k", "v"])
-        views = _outer_set_operations(records)
-        for epoch, want in zip(epochs, accumulate(epochs)):
-            records.update(epoch)
-            flow.step()
-            for name, view in views.items():
-                assert view.to_dict() == _outer_oracle(want, name), name
+    epochs = [[((k, v), 1) for k in range(5) for v in range(4)], [((2, 1), -1), ((7, 7), 2)]]
+    _check_outer_set_operations(epochs, "tiny")
     assert calls and max(calls) >= 3
