@@ -304,9 +304,12 @@ class Dataflow:
         """
         return self.statistics.lattice(loop, epochs, by_operator=by_operator)
 
-    def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
+    def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch`` (what its feedback
-        carried): the per-iteration curve of the CIDR paper's Figure 1.
+        carried): the per-iteration curve of the CIDR paper's Figure 1.  Every iteration up to
+        the last busy one is listed, the empty ones with 0 (the paper's "completely empty"
+        iterations of a differential update), with the loop's own coordinate in a ``time``
+        column; ``with_empty=False`` lists only the busy ones, by position.
 
         >>> from ddlab.algorithms import connected_components
         >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
@@ -314,8 +317,16 @@ class Dataflow:
         >>> edges.insert([(1, 2), (2, 3), (3, 4)]); _ = flow.step()
         >>> flow.loop_differences(0, "root/cc")["records"].tolist()
         [4, 4, 2]
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> _ = connected_components(edges, prioritized=False).view()
+        >>> edges.insert([(1, 4), (2, 4), (3, 2)]); _ = flow.step()
+        >>> edges.remove([(3, 2)]); _ = flow.step()          # iteration 1 has nothing to do
+        >>> flow.loop_differences(1, "root/cc")[["time", "records"]].values.tolist()
+        [[0, 1], [1, 0], [2, 2]]
+        >>> flow.loop_differences(1, "root/cc", with_empty=False)["records"].tolist()
+        [1, 2]
         """
-        return self.statistics.loop_differences(epoch, loop)
+        return self.statistics.loop_differences(epoch, loop, with_empty)
 
     def loops(self) -> list[str]:
         """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``).
@@ -350,15 +361,28 @@ class Dataflow:
             todo.extend(op.inputs)
         return seen
 
-    def retained_updates(self) -> int:
-        """Updates held in all traces (arrangements, reduce outputs, views).
+    def retained_updates(self, by_operator: bool = False):
+        """Updates held in all traces (arrangements, reduce outputs, views); with
+        ``by_operator=True`` a frame of where they are held: one row per operator that keeps
+        a trace (``operator, kind, scope, updates``), e.g. to compare what a loop keeps for
+        its labels over all iterations with the number of labels (CIDR 2013, Section 2).
 
         >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
-        >>> xs.insert([1, 2]); _ = flow.step()
+        >>> xs.insert([1, 2, 2]); _ = flow.step()
         >>> flow.retained_updates() > 0
         True
+        >>> print(flow.retained_updates(by_operator=True).to_string(index=False))
+                  operator    kind scope  updates
+                      xs#0   input  root        2
+                 arrange#1 arrange  root        2
+                distinct#2  reduce  root        2
+        view of distinct#3    view  root        2
         """
-        return sum(len(tr) for op in self._ops for tr in op.traces())
+        if not by_operator:
+            return sum(len(tr) for op in self._ops for tr in op.traces())
+        rows = [(op.label, op.kind, op.scope.path, sum(len(tr) for tr in op.traces()))
+                for op in self._ops if op.traces()]
+        return pd.DataFrame(rows, columns=["operator", "kind", "scope", "updates"])
 
     def compact(self) -> None:
         """Merge every trace into one batch compacted to the current frontier.

@@ -13,7 +13,7 @@ from collections import OrderedDict
 
 import pandas as pd
 
-from .lattice import iteration_of
+from .lattice import display_time, iteration_of
 
 #: Columns of :meth:`Statistics.frame` (``Dataflow.stats()``).
 STATS_COLUMNS = ["operator", "kind", "scope", "time", "epoch", "iteration", "in", "out",
@@ -118,16 +118,34 @@ class Statistics:
         frame = pd.DataFrame([k + (v,) for k, v in cells.items()], columns=columns)
         return frame.sort_values(columns[:-1], kind="stable").reset_index(drop=True)
 
-    def loop_differences(self, epoch: int, loop: str) -> pd.DataFrame:
+    def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback
         edges carried back (the loop variables' changes), in the loop's time order; the
         per-iteration curve of the CIDR paper's Figure 1.  Columns ``iteration`` (position in
         the loop's time order, from 0) and ``records``.  A nested loop's counts are summed
-        over the outer loops' coordinates."""
+        over the outer loops' coordinates.
+
+        By default (``with_empty``) every iteration from 0 to the last busy one is listed (per
+        priority class of a prioritized loop), the empty ones with 0 records, with a ``time``
+        column: the loop's own coordinate (an iteration number, or a ``(priority, iteration)``
+        pair); for a plain loop ``iteration`` equals that coordinate.  ``with_empty=False``
+        lists only the iterations whose feedback carried something, by position (an empty
+        iteration between two busy ones then closes up and later ones shift)."""
         depth = loop.count("/")
         per_time: dict[int, int] = {}
+        kind = None
         for op, t, _, n_out, _ in self._epochs.get(epoch, ()):
             if op.kind == "feedback" and op.scope.path == loop:
                 per_time[t[depth]] = per_time.get(t[depth], 0) + n_out
-        ordered = [per_time[c] for c in sorted(per_time)]
-        return pd.DataFrame({"iteration": range(len(ordered)), "records": ordered})
+                kind = op.scope.coordinate_kinds[depth]
+        if not with_empty:
+            ordered = [per_time[c] for c in sorted(per_time)]
+            return pd.DataFrame({"iteration": range(len(ordered)), "records": ordered})
+        last: dict[int, int] = {}  # priority class (its packed iteration 0) -> last busy coordinate
+        for c in per_time:
+            start = c - iteration_of(c, kind)
+            last[start] = max(last.get(start, c), c)
+        coords = [c for start in sorted(last) for c in range(start, last[start] + 1)]
+        return pd.DataFrame({"iteration": range(len(coords)),
+                             "time": [display_time((c,), (kind,))[0] for c in coords],
+                             "records": [per_time.get(c, 0) for c in coords]})
