@@ -63,7 +63,7 @@ _LAYERS = {
                        "_merge_by_key": _MAINTENANCE, "compact": _MAINTENANCE,
                        "gather": _LOOKUPS, "gather_matches": _LOOKUPS,
                        "accumulate_until": _LOOKUPS, "all_rows": _LOOKUPS,
-                       "compacted_rows": _LOOKUPS, "_spine": _LOOKUPS,
+                       "compacted_rows": _LOOKUPS, "rows_where": _LOOKUPS, "_spine": _LOOKUPS,
                        "_recent_by_key": _LOOKUPS, "_small_lookup": _LOOKUPS,
                        "_packed": _LOOKUPS, "_no_rows": _LOOKUPS},
 }

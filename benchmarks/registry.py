@@ -14,4 +14,6 @@ WORKLOADS = {
     "spark-windows": "benchmarks.spark_windows:run",
     "explore": "benchmarks.explore_workload:run",
     "soak": "benchmarks.soak:run",
+    "rules": "benchmarks.rules_workload:run",
+    "why": "benchmarks.why_workload:run",
 }

@@ -43,6 +43,10 @@ SUITE = [
     ("figure1", "twitter24h", None, "slide <= 0.1% of prioritized full run"),
     ("spark-windows", "twitter24h", None, "load + window < 60 s; deliver < 5 ms median"),
     ("explore", "twitter24h", None, "move <= 40 ms median, <= 120 ms p99; <= 20 kB; memory <= 1.2x"),
+    ("why", "twitter24h", "default", "why of a component label <= 100 ms median (issue 21)"),
+    ("why", "twitter24h", "without", "memory without the input-change retention"),
+    ("why", "random-100k-500k", "default", "report (issue 21)"),
+    ("why", "random-100k-500k", "without", "memory without the input-change retention"),
 ]
 NAIAD = {  # Naiad report, Table 2, single-threaded: (from scratch, per update)
     ("sssp", "random-1m-1m"): "4.71 s; 0.25 ms",
@@ -129,7 +133,12 @@ def write_markdown(results):
                   "adversarial_max_vs_scipy", "choice", "matches_networkx", "sources", "reached",
                   "state_growth", "slide_work_fraction", "load_and_window_s",
                   "deliver_median_ms", "steps", "retained_updates", "move_median_ms",
-                  "move_p99_ms", "engine_median_ms", "payload_kb", "memory_ratio"):
+                  "move_p99_ms", "engine_median_ms", "payload_kb", "memory_ratio",
+                  "why_median_ms", "why_p90_ms", "why_unchecked_median_ms",
+                  "explanation_edges_median", "path_equals_bfs_distance", "why_loop_ms",
+                  "why_loop_agrees", "why_cost_ms", "why_cost_adds_up", "from_scratch_s",
+                  "rss_after_setup_mb", "rss_after_queries_mb", "rss_after_why_loop_mb",
+                  "retained_input_kb", "skipped"):
             if k in r:
                 other.append(f"{k}={r[k]}")
         lines.append(

@@ -60,6 +60,19 @@ class Interner:
         local, uniques = pd.factorize(arr, use_na_sentinel=False)
         return self.intern_unique(list(uniques))[local]
 
+    def code(self, value) -> int | None:
+        """The code of ``value`` if it was ever interned, else ``None`` (never adds one: a
+        lookup by value, e.g. to find a record in a trace, must not grow the table).
+
+        >>> interner = Interner(); _ = interner.intern(["a", "b"])
+        >>> interner.code("b"), interner.code("zzz")
+        (1, None)
+        """
+        try:
+            return self._codes.get(value)
+        except TypeError:  # unhashable: never interned
+            return None
+
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """Object array of the values behind ``codes``."""
         return self._values[: self._n][codes]

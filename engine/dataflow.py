@@ -194,6 +194,7 @@ class Dataflow:
         stats = self.statistics
         stats.discard()
         n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
+        changes = {name: list(i.op.pending) for name, i in self._inputs.items() if i.op.pending}
         start = perf_counter()
         guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
         try:
@@ -224,9 +225,11 @@ class Dataflow:
             raise
         seconds = perf_counter() - start
         runs = stats.running
+        retained = {op.id: sum(len(tr) for tr in op.traces()) for op in self._ops}
         report = StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
-                            self.retained_updates())
-        stats.commit(epoch, report)
+                            sum(retained.values()))
+        stats.commit(epoch, report, retained={i: n for i, n in retained.items() if n},
+                     inputs=changes)
         self.epoch = epoch + 1
         # the epoch has committed: every subscriber is served, a failing one raises after
         deliver_to_subscribers(self._subscribers, epoch, report, guard)
@@ -327,6 +330,101 @@ class Dataflow:
         [1, 2]
         """
         return self.statistics.loop_differences(epoch, loop, with_empty)
+
+    def input_changes(self, epoch: int | None = None) -> dict[str, pd.DataFrame]:
+        """The updates each input received in ``epoch`` (default: the last completed), one
+        frame per input with its fields and ``diff`` (consolidated), for the last two
+        epochs only (what explanations of a move need: its causes and the move before).
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"])
+        >>> xs.insert([1, 2]); _ = flow.step(); xs.remove([1]); _ = flow.step()
+        >>> print(flow.input_changes()["xs"].to_string(index=False))
+         x  diff
+         1    -1
+        """
+        if epoch is None:
+            epoch = self.epoch - 1
+        out = {}
+        for name, batches in self.statistics.inputs(epoch).items():
+            from .batch import concat_batches
+            from .columns import decode_column
+
+            batch = concat_batches(batches, name).consolidate()
+            cols = self._inputs[name].columns
+            names = list(cols) if cols and len(cols) == batch.arity else [
+                f"c{j}" for j in range(batch.arity)]
+            data = {n: decode_column(c, k, self.interner)
+                    for n, c, k in zip(names, batch.cols, batch.kinds)}
+            data["diff"] = batch.diffs
+            out[name] = pd.DataFrame(data)
+        return out
+
+    def retained_by_operator(self, epoch: int | None = None) -> dict[int, int]:
+        """Updates held in each operator's traces (by operator id, operators holding none
+        left out) after ``epoch`` (default: the last completed), for the kept epochs; their
+        sum is that epoch's ``retained_updates`` in :meth:`epoch_log`.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step()
+        >>> sum(flow.retained_by_operator().values()) == int(flow.epoch_log()["retained_updates"][0])
+        True
+        """
+        return dict(self.statistics.retained(self.epoch - 1 if epoch is None else epoch))
+
+    # -- why views (engine/why) ----------------------------------------------------------
+    def why(self, collection, record, *, verify: bool = True, budget: int | None = 2_000_000,
+            names: dict | None = None):
+        """Input records sufficient to produce ``record`` in ``collection`` (after the last
+        completed epoch), with its derivation operator by operator; checked by replaying the
+        program from scratch on them (``verify``).  A record not there says so, and one that
+        left on the last move is explained on the previous epoch with the changes that
+        removed it.  See :mod:`ddlab.engine.why.explain` for what is exact and what a bound.
+
+        >>> from ddlab.algorithms import connected_components
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> labels = connected_components(edges)
+        >>> edges.insert([(1, 2), (2, 3), (3, 4), (2, 5), (7, 8)]); _ = flow.step()
+        >>> why = flow.why(labels, (4, 1))
+        >>> why.inputs["edges"][["src", "dst"]].values.tolist(), why.verified
+        ([[1, 2], [2, 3], [3, 4]], True)
+        """
+        from .why import explain
+
+        return explain(self, collection, record, verify=verify, budget=budget, names=names)
+
+    def why_loop(self, loop: str | None = None, top: int = 10) -> list:
+        """Per loop (``"root/cc"``; default every loop), for the last completed epoch: the
+        iterations used, records in difference per iteration (as :meth:`loop_differences`),
+        updates per operator inside it, and the ``top`` keys that kept changing longest with
+        their values over the iterations.
+
+        >>> from ddlab.algorithms import connected_components
+        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+        >>> _ = connected_components(edges, prioritized=False).view()
+        >>> edges.insert([(1, 2), (2, 3), (3, 4)]); _ = flow.step()
+        >>> activity = flow.why_loop("root/cc")[0]
+        >>> activity.iterations["records"].tolist(), activity.top_keys["key"].tolist()[:1]
+        ([4, 4, 2], [4])
+        """
+        from .why import loop_activity
+
+        return loop_activity(self, loop, top)
+
+    def why_cost(self, epoch: int | None = None, groups: dict | None = None):
+        """The cost of the last move (or ``epoch``) by operator and by ``groups`` (operator
+        id -> declaration name), beside the move before it: runs, updates in and out,
+        milliseconds, trace growth and the input changes; the rows add up to the measured
+        totals (:class:`StepReport`).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step(); xs.insert([3]); _ = flow.step()
+        >>> cost = flow.why_cost()
+        >>> cost.adds_up(), cost.totals[1]["input_updates"], cost.totals[0]["input_updates"]
+        (True, 1, 2)
+        """
+        from .why import move_cost
+
+        return move_cost(self, epoch, groups)
 
     def loops(self) -> list[str]:
         """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``).

@@ -18,6 +18,9 @@ from .lattice import display_time, iteration_of
 #: Columns of :meth:`Statistics.frame` (``Dataflow.stats()``).
 STATS_COLUMNS = ["operator", "kind", "scope", "time", "epoch", "iteration", "in", "out",
                  "seconds"]
+#: How many committed epochs' input batches are kept (``Dataflow.input_changes``): the last
+#: move and the one before, what explanations of a move compare.
+INPUT_EPOCHS = 2
 #: Columns of :meth:`Statistics.epoch_log` (``Dataflow.epoch_log()``).
 EPOCH_COLUMNS = ["epoch", "seconds", "input_updates", "operator_runs", "updates_processed",
                  "retained_updates"]
@@ -37,17 +40,28 @@ class Statistics:
         self.running: list[tuple] = []
         self._epochs: OrderedDict[int, list[tuple]] = OrderedDict()
         self._reports: OrderedDict[int, object] = OrderedDict()
+        self._retained: OrderedDict[int, dict] = OrderedDict()
+        #: the input batches of the last :data:`INPUT_EPOCHS` committed epochs
+        self._inputs: OrderedDict[int, dict] = OrderedDict()
 
     # -- recording ---------------------------------------------------------------------
-    def commit(self, epoch: int, report) -> None:
-        """File the running records under ``epoch``; forget the oldest beyond ``keep_epochs``."""
+    def commit(self, epoch: int, report, retained: dict | None = None,
+               inputs: dict | None = None) -> None:
+        """File the running records under ``epoch`` (with the updates each operator retains
+        after it and the input batches it applied); forget the oldest beyond
+        ``keep_epochs`` (input batches beyond :data:`INPUT_EPOCHS`)."""
         self._epochs[epoch] = self.running
         self._reports[epoch] = report
+        self._retained[epoch] = retained or {}
+        self._inputs[epoch] = inputs or {}
         self.running = []
+        while len(self._inputs) > INPUT_EPOCHS:
+            self._inputs.popitem(last=False)
         if self.keep_epochs is not None:
             while len(self._epochs) > self.keep_epochs:
                 self._epochs.popitem(last=False)
                 self._reports.popitem(last=False)
+                self._retained.popitem(last=False)
 
     def discard(self) -> None:
         """Forget the running epoch's records (it was rolled back)."""
@@ -58,6 +72,19 @@ class Statistics:
     def epochs(self) -> list[int]:
         """The completed epochs whose records are kept, oldest first."""
         return list(self._epochs)
+
+    def report(self, epoch: int):
+        """The :class:`~ddlab.engine.dataflow.StepReport` of a kept epoch, or ``None``."""
+        return self._reports.get(epoch)
+
+    def retained(self, epoch: int) -> dict:
+        """``{operator id: updates held in its traces}`` after a kept epoch (``{}`` if not
+        kept)."""
+        return self._retained.get(epoch, {})
+
+    def inputs(self, epoch: int) -> dict:
+        """``{input name: [batches]}`` applied in ``epoch`` (the last two epochs only)."""
+        return self._inputs.get(epoch, {})
 
     def runs(self, epochs=None) -> list[tuple]:
         """Raw records ``(op, time, in, out, seconds)`` of the kept epochs (or the given ones)."""

@@ -109,8 +109,10 @@ def build_flow(name: str, max_iterations: int, inputs, derived, namespace, snaps
     # empty epochs up to the one that replays the contents (only inputs exist yet: cheap)
     for _ in range(max(0, snapshot.epochs - 1)):
         flow.step()
+    groups: dict = {}          # group -> the value of its body, evaluated once per build
     for n, decl in derived.items():
-        handles[n] = _build_derived(flow, decl, handles, derived, namespace, live, live_names)
+        handles[n] = _build_derived(flow, decl, handles, derived, namespace, live, live_names,
+                                    groups)
     if snapshot.epochs > 0:
         rows = 0
         for n, frame in snapshot.replay.items():
@@ -144,8 +146,8 @@ def build_flow(name: str, max_iterations: int, inputs, derived, namespace, snaps
     return FlowState(flow, handles)
 
 
-def _build_derived(flow, decl: DerivedDecl, handles, derived, namespace, live, declared
-                   ) -> Handle:
+def _build_derived(flow, decl: DerivedDecl, handles, derived, namespace, live, declared,
+                   groups=None) -> Handle:
     ns = algorithm_names()
     ns.update(namespace)
     for other in derived:          # later declarations are not visible, stale ones neither
@@ -158,7 +160,19 @@ def _build_derived(flow, decl: DerivedDecl, handles, derived, namespace, live, d
             ns[key] = Unavailable(key, decl.name, python_built)
     ns.update({n: h.collection for n, h in handles.items()})
     before = len(flow.operators)
-    value = evaluate(decl.body, ns, decl.name)
+    if decl.group is not None and groups is not None and decl.group in groups:
+        value = groups[decl.group]
+    else:
+        value = evaluate(decl.body, ns, decl.name)
+        if decl.group is not None and groups is not None:
+            groups[decl.group] = value
+    if decl.group is not None:
+        try:
+            value = value[decl.name]
+        except (KeyError, TypeError) as err:
+            raise SessionError(f"{decl.name}: the cell no longer gives {decl.name!r} "
+                               f"({first_line(err)}).", f"Run the cell again, or %dd drop "
+                               f"{decl.name}.") from err
     if isinstance(value, View):
         raise SessionError(f"{decl.name}: the cell gives a View; end it with the collection "
                            f"itself.", "Drop the trailing .view(): %%dd makes the view.")

@@ -21,9 +21,9 @@ def __getattr__(name):
     collection, from the command table itself (computed on first use: the commands import
     this module)."""
     if name == "RESERVED":
-        from .commands import COMMANDS
+        from .commands import CELL_COMMANDS, COMMANDS
 
-        return frozenset(COMMANDS) | {"help"}
+        return frozenset(COMMANDS) | frozenset(CELL_COMMANDS) | {"help"}
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -66,6 +66,9 @@ class DerivedDecl:
     name: str
     body: str
     arrange: bool = True
+    #: declarations sharing a group share one evaluation of ``body`` per build, whose value
+    #: maps each member's name to its collection (a ``%%dd rules`` cell's outputs)
+    group: str | None = None
 
 
 def mentions(body: str, name: str) -> bool:

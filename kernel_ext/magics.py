@@ -16,7 +16,7 @@ from traitlets import Bool, Int, observe
 
 from ddlab.engine import DEFAULT_MAX_ITERATIONS, Collection, DataflowError, View
 
-from .commands import COMMANDS, DEFINE, overview
+from .commands import CELL_COMMANDS, COMMANDS, DEFINE, overview
 from .messages import SessionError, first_line, hint, suggest
 from .progress import NullProgress, Progress
 from .session import Session
@@ -79,6 +79,9 @@ class DDMagics(Magics):
 
     def _dispatch(self, line: str, cell, ns):
         if cell is not None:
+            words = line.split(None, 1)
+            if words and words[0] in CELL_COMMANDS:
+                return CELL_COMMANDS[words[0]](self, words[1] if len(words) > 1 else "", cell, ns)
             return DEFINE(self, line, cell, ns)
         tokens = arg_split(line)
         if not tokens:
@@ -102,6 +105,9 @@ class DDMagics(Magics):
             return None
         if topic in ("%dd", "cell", "define", "%%dd"):
             print(DEFINE.parser.format_help())
+            return None
+        if topic in CELL_COMMANDS:
+            print(CELL_COMMANDS[topic].parser.format_help())
             return None
         if topic not in COMMANDS:
             raise UsageError(f"%dd help: no command {topic!r}. Hint: "

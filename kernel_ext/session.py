@@ -179,19 +179,29 @@ class Session:
                         first_step: bool = True) -> tuple[FlowState, StepResult | None]:
         """Add (or replace, in place) a derived collection, then compute its first result:
         one step if there are queued updates or a window still at its empty position."""
-        self.check_name(decl.name, derived=True)
-        derived = dict(self.derived)
-        derived[decl.name] = decl          # a redefinition keeps its place in the order
-        state = self._rebuild(self.inputs, derived, namespace, progress, what=decl.name)
+        return self.declare_many([decl], namespace, progress, first_step)
+
+    def declare_many(self, decls: list, namespace: dict, progress=None, first_step: bool = True,
+                     retire=()) -> tuple[FlowState, StepResult | None]:
+        """:meth:`declare_derived` for several declarations at once (one rebuild, all or
+        none: a ``%%dd rules`` cell's outputs), dropping the ``retire`` names in the same
+        rebuild (outputs an edited cell no longer has)."""
+        for decl in decls:
+            self.check_name(decl.name, derived=True)
+        derived = {n: d for n, d in self.derived.items() if n not in retire}
+        for decl in decls:
+            derived[decl.name] = decl      # a redefinition keeps its place in the order
+        what = ", ".join(d.name for d in decls)
+        state = self._rebuild(self.inputs, derived, namespace, progress, what=what)
         result = None
         if first_step:
             moves = {n: 1 for n, f in state.feeds() if f.position < 0 and f.steps}
             if moves or state.pending_any():
-                (progress or NullProgress()).phase(f"first result of {decl.name}")
+                (progress or NullProgress()).phase(f"first result of {what}")
                 try:
                     result = StepResult([step_once(state, moves)])
                 except DataflowError as err:
-                    raise SessionError(f"{decl.name}: computing its first result failed: "
+                    raise SessionError(f"{what}: computing the first result failed: "
                                        f"{first_line(err)}",
                                        "Nothing was declared and the flow is as before; fix the "
                                        "definition (or its max_iterations) and retry.") from err

@@ -50,6 +50,9 @@ class EnteredTrace:
     def all_rows(self) -> Rows:
         return self.inner.all_rows().with_depth(self.depth)
 
+    def rows_where(self, column: int, codes) -> Rows:
+        return self.inner.rows_where(column, codes).with_depth(self.depth)
+
     def compacted_rows(self) -> Rows:
         return self.inner.compacted_rows().with_depth(self.depth)
 

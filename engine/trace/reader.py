@@ -52,6 +52,10 @@ class TraceReader(Protocol):
     def all_rows(self) -> Rows:
         """Every update, unconsolidated."""
 
+    def rows_where(self, column: int, codes) -> Rows:
+        """The updates whose field ``column`` holds one of ``codes`` (a lookup by a non-key
+        field, by scanning)."""
+
     def compacted_rows(self) -> Rows:
         """Every update as compaction to the last completed epoch leaves it (what users
         read, e.g. ``Collection.history()``)."""

@@ -228,6 +228,25 @@ class Trace(CachedHistories):
         return Rows.concat([b.take(slice(None)) for b in self._spine()], len(self.kinds or ()),
                            self.depth)
 
+    def rows_where(self, column: int, codes) -> Rows:
+        """The updates whose field ``column`` holds one of ``codes`` (engine codes: ints,
+        floats as floats, interned objects as their codes), found by scanning that column
+        batch by batch: a lookup by a non-key field (who points at node 7?) without copying
+        the trace.  Used by explanations (``engine.why``)."""
+        arity = len(self.kinds or ())
+        if not arity or not len(self):
+            return Rows.concat([], arity, self.depth)
+        codes = np.asarray(list(codes), dtype=np.float64 if self.kinds[column] == "f"
+                           else np.int64)
+        parts = []
+        for b in self._spine():
+            col = b.cols[column]
+            hit = (col == codes[0]) if len(codes) == 1 else np.isin(col, codes)
+            idx = np.flatnonzero(hit)
+            if len(idx):
+                parts.append(b.take(idx))
+        return Rows.concat(parts, arity, self.depth)
+
     def compacted_rows(self) -> Rows:
         """Every update as logical compaction leaves it once the last completed epoch is the
         frontier (times before it read as it), sorted by record and time: what users read,

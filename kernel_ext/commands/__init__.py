@@ -4,16 +4,20 @@
 - :mod:`.stepping`: ``%dd step``, ``insert``, ``remove`` (closing epochs);
 - :mod:`.inspect`: ``%dd show``, ``changes``, ``trace``, ``stats``, ``graph`` (looking);
 - :mod:`.explore`: ``%dd explore`` (the window explorer of ``ddlab.widgets``);
+- :mod:`.why`: ``%dd why``, ``why-loop``, ``why-cost`` (explanations, ``ddlab.engine.why``);
 - :mod:`.checkpoint`: ``%dd save`` and ``%dd load`` (a whole session on disk and back);
-- :mod:`.manage`: ``%dd status``, ``drop``, ``rebuild``, ``reset`` (the session itself).
+- :mod:`.manage`: ``%dd status``, ``drop``, ``rebuild``, ``reset`` (the session itself);
+- :mod:`.rules`: the cell ``%%dd rules`` (Datalog rules, compiled by ``ddlab.rules``).
 
 A command is a function ``(magics, line, ns)`` with an argparse parser attached by IPython's
 ``@magic_arguments(name="dd WORD")`` (``--help`` prints it); it returns a result object from
-``display.results`` (or ``None``) and reports user mistakes as ``SessionError``.
+``display.results`` (or ``None``) and reports user mistakes as ``SessionError``.  A *cell*
+command, ``%%dd WORD ...``, is a function ``(magics, line, cell, ns)`` with
+``@magic_arguments(name="%dd WORD")``.
 
 **Adding a command is a one-place change**: write that function, with its ``@argument``s and a
 docstring whose first sentence says what it does, in a module of this package (a new family:
-a new module).  It is found here (:data:`COMMANDS`), listed by ``%dd --help`` (the first
+a new module).  It is found here (:data:`COMMANDS`, or :data:`CELL_COMMANDS`), listed by ``%dd --help`` (the first
 sentence), reserved as a collection name and dispatched; nothing else is edited.
 :data:`FAMILIES` only orders the overview (modules it does not name come last).
 """
@@ -23,15 +27,16 @@ import importlib
 import pkgutil
 import textwrap
 
-__all__ = ["COMMANDS", "DEFINE", "FAMILIES", "overview"]
+__all__ = ["COMMANDS", "CELL_COMMANDS", "DEFINE", "FAMILIES", "overview"]
 
 #: the overview's order of the families (modules); others follow in name order
-FAMILIES = ("declare", "stepping", "inspect", "explore", "checkpoint", "manage")
+FAMILIES = ("declare", "rules", "stepping", "inspect", "explore", "why", "checkpoint", "manage")
 
 
-def _discover() -> dict:
-    """``{word: command}`` for every ``@magic_arguments(name="dd WORD")`` function of this
-    package's modules, families in :data:`FAMILIES` order, commands in source order."""
+def _discover(prefix: str = "dd ") -> dict:
+    """``{word: command}`` for every ``@magic_arguments(name=prefix + WORD)`` function of this
+    package's modules (``"dd "``: line commands; ``"%dd "``: cell commands), families in
+    :data:`FAMILIES` order, commands in source order."""
     names = [m.name for m in pkgutil.iter_modules(__path__)]
     names.sort(key=lambda n: (FAMILIES.index(n) if n in FAMILIES else len(FAMILIES), n))
     found = {}
@@ -39,14 +44,16 @@ def _discover() -> dict:
         module = importlib.import_module(f"{__name__}.{name}")
         commands = [f for f in vars(module).values()
                     if callable(f) and getattr(f, "__module__", None) == module.__name__
-                    and getattr(getattr(f, "parser", None), "prog", "").startswith("dd ")]
+                    and getattr(getattr(f, "parser", None), "prog", "").startswith(prefix)]
         for command in sorted(commands, key=lambda f: f.__code__.co_firstlineno):
-            found[command.parser.prog[len("dd "):]] = command
+            found[command.parser.prog[len(prefix):]] = command
     return found
 
 
 #: command word -> function, in the order the help and error messages list them
 COMMANDS = _discover()
+#: cell commands: ``%%dd WORD ...`` runs ``CELL_COMMANDS[WORD](magics, rest, cell, ns)``
+CELL_COMMANDS = _discover("%dd ")
 
 #: the cell magic ``%%dd NAME``
 DEFINE = importlib.import_module(f"{__name__}.declare").define
@@ -80,7 +87,7 @@ def summary(command) -> str:
 
 def overview() -> str:
     """``%dd --help`` (and ``%dd?``): one line per command, generated from the parsers."""
-    rows = [("%" + synopsis(DEFINE), summary(DEFINE))]
+    rows = [("%" + synopsis(c), summary(c)) for c in [DEFINE, *CELL_COMMANDS.values()]]
     rows += [(synopsis(c), summary(c)) for c in COMMANDS.values()]
     width = max(len(s) for s, _ in rows) + 4
     lines = [textwrap.fill(text, 96, initial_indent=f"  {s}".ljust(width),

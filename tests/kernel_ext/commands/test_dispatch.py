@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from ddlab.kernel_ext import commands
-from ddlab.kernel_ext.commands import COMMANDS, DEFINE
+from ddlab.kernel_ext.commands import CELL_COMMANDS, COMMANDS, DEFINE
 from ddlab.kernel_ext.declarations import RESERVED
 from ddlab.kernel_ext.messages import SessionError
 
@@ -15,9 +15,10 @@ from ..conftest import dd
 
 
 def test_every_command_has_a_parser_and_a_reserved_name(ip):
-    assert set(COMMANDS) | {"help"} == RESERVED
-    assert {"input", "step", "show", "graph", "explore", "save", "status"} <= set(COMMANDS)
-    for name, command in COMMANDS.items():
+    assert set(COMMANDS) | set(CELL_COMMANDS) | {"help"} == RESERVED
+    assert {"input", "step", "show", "graph", "explore", "save", "status", "why"} <= set(COMMANDS)
+    assert "rules" in CELL_COMMANDS
+    for name, command in {**COMMANDS, **CELL_COMMANDS}.items():
         assert command.parser.prog.endswith(name)
         assert f"%dd {name}" in commands.overview()
     assert DEFINE.parser.prog == "%dd"

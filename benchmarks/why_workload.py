@@ -1,0 +1,185 @@
+"""``python -m benchmarks why --dataset twitter24h|random-100k-500k``: how long ``flow.why``
+takes to explain a connected-component label, and what explanations make the engine keep.
+
+twitter24h: the demo's window (one hour of @mentions and retweets, sliding by one minute),
+moved 60 minutes forward and 30 back, connected components of the window's graph; then
+100 nodes of the largest components, each label explained (checked by replay, as the
+magics do) and also without the check.  random-100k-500k: the 500k-edge graph loaded in one
+epoch (prioritized propagation, chosen automatically), 20 single-edge changes, then 100
+random nodes.  Every explanation's path is compared with networkx's BFS distance.
+
+Memory: what explanations retain is the input batches of the last two epochs (the rest is
+read on demand from the traces the engine keeps anyway, and the replays are dropped after
+each query; ``why_loop`` replays the loop's upstream from scratch, so its peak is a second
+copy of that state for the time of the call).  ``--variant without`` switches that retention off, so the two rows' RSS after
+the setup are the engine with and without it; ``retained_input_kb`` is its size at the end.
+"""
+from __future__ import annotations
+
+import gc
+import time
+from collections import Counter
+
+import numpy as np
+
+from .datasets import DatasetUnavailable, edges as dataset_edges, events
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return float("nan")
+
+
+def _retained_input_kb(flow) -> float:
+    total = 0
+    for epoch in flow.statistics.epochs[-2:]:
+        for batches in flow.statistics.inputs(epoch).values():
+            for b in batches:
+                total += sum(c.nbytes for c in b.cols) + b.diffs.nbytes
+    return total / 1024.0
+
+
+def _twitter(args):
+    import ddlab
+    from ddlab.algorithms import connected_components
+
+    ev = events("twitter24h").sort_values("time", kind="stable")
+    src, dst, when = ev["src"].to_numpy(), ev["dst"].to_numpy(), ev["time"].to_numpy()
+    width, step = 3600, 60
+    flow = ddlab.Dataflow("why-bench")
+    edges = flow.input("edges", columns=["src", "dst"])
+    cc = connected_components(edges)
+    view = cc.view()
+    held: Counter = Counter()
+
+    def move_to(start):
+        nonlocal held
+        lo, hi = np.searchsorted(when, [start, start + width])
+        want = Counter(zip(src[lo:hi].tolist(), dst[lo:hi].tolist()))
+        ups = [(e, m) for e, m in (want - held).items()] + \
+            [(e, -m) for e, m in (held - want).items()]
+        if ups:
+            edges.update(ups)
+        held = want
+        flow.step()
+
+    start = 12 * 3600
+    positions = [start + step * k for k in range(61)] + \
+        [start + step * (60 - k) for k in range(1, 31)]
+    for p in positions:
+        move_to(p)
+    return flow, cc, view, held, {"window": "1h", "step": "1min", "moves": len(positions)}
+
+
+def _random(args, name):
+    import ddlab
+    from ddlab.algorithms import connected_components
+
+    df = dataset_edges(name, seed=args.seed)
+    flow = ddlab.Dataflow("why-bench", max_rows_per_epoch=None)
+    edges = flow.input("edges", columns=["src", "dst"])
+    cc = connected_components(edges)
+    view = cc.view()
+    edges.insert(df)
+    t = time.perf_counter()
+    flow.step()
+    from_scratch = time.perf_counter() - t
+    held = Counter(zip(df["src"].tolist(), df["dst"].tolist()))
+    rng = np.random.default_rng(args.seed + 1)
+    nodes = int(df[["src", "dst"]].max().max()) + 1
+    present = list(held)
+    for i in range(20):
+        if i % 2 == 0:
+            e = (int(rng.integers(nodes)), int(rng.integers(nodes)))
+            edges.insert([e])
+            held[e] += 1
+        else:
+            e = present[int(rng.integers(len(present)))]
+            if held[e] > 0:
+                edges.remove([e])
+                held[e] -= 1
+        flow.step()
+    return flow, cc, view, held, {"from_scratch_s": round(from_scratch, 2), "updates": 20}
+
+
+def run(args):
+    import networkx as nx
+
+    from ddlab.engine import statistics
+
+    dataset = args.dataset or "twitter24h"
+    variant = args.variant or "default"
+    if variant not in ("default", "without"):
+        raise SystemExit("why: --variant default or without (no input-change retention)")
+    if variant == "without":
+        statistics.INPUT_EPOCHS = 0
+    try:
+        if dataset == "twitter24h":
+            flow, cc, view, held, info = _twitter(args)
+        elif dataset.startswith("random-"):
+            flow, cc, view, held, info = _random(args, dataset)
+        else:
+            raise SystemExit("why: --dataset twitter24h or random-100k-500k")
+    except DatasetUnavailable as err:
+        return {"workload": "why", "dataset": dataset, "variant": variant,
+                "skipped": f"dataset absent: {err}"}
+    gc.collect()
+    rss_setup = _rss_mb()
+    result = {"workload": "why", "dataset": dataset, "variant": variant, **info,
+              "edges": sum(1 for m in held.values() if m > 0),
+              "rss_after_setup_mb": round(rss_setup, 1),
+              "retained_input_kb": round(_retained_input_kb(flow), 2),
+              "retained_updates": flow.retained_updates()}
+    if variant == "without":
+        return result
+    graph = nx.Graph()
+    graph.add_edges_from(e for e, m in held.items() if m > 0)
+    labels = dict(view.to_dict())
+    label_of = {n: lab for (n, lab) in labels}
+    rng = np.random.default_rng(args.seed)
+    if dataset == "twitter24h":    # nodes of the larger components: labels worth explaining
+        comps = sorted(nx.connected_components(graph), key=len, reverse=True)
+        pool = sorted(n for c in comps[:20] for n in c)
+    else:
+        pool = sorted(graph.nodes)
+    queries = [int(x) for x in rng.choice(pool, size=min(100, len(pool)), replace=False)]
+    checked, sizes, lengths, concise = [], [], [], []
+    for node in queries:
+        rec = (node, label_of[node])
+        t = time.perf_counter()
+        why = flow.why(cc, rec)
+        checked.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        flow.why(cc, rec, verify=False)
+        concise.append((time.perf_counter() - t) * 1000)
+        assert why.present and why.verified
+        n_edges = len(why.inputs.get("edges", ()))
+        sizes.append(n_edges)
+        lengths.append((n_edges, max(1, nx.shortest_path_length(graph, rec[1], node))))
+    gc.collect()
+    rss_queries = _rss_mb()
+    t = time.perf_counter()
+    loops = flow.why_loop()
+    why_loop_ms = (time.perf_counter() - t) * 1000
+    t = time.perf_counter()
+    cost = flow.why_cost()
+    why_cost_ms = (time.perf_counter() - t) * 1000
+    lat, unc = np.array(checked), np.array(concise)
+    result.update({
+        "queries": len(queries),
+        "why_median_ms": round(float(np.median(lat)), 2),
+        "why_p90_ms": round(float(np.percentile(lat, 90)), 2),
+        "why_max_ms": round(float(lat.max()), 2),
+        "why_unchecked_median_ms": round(float(np.median(unc)), 2),
+        "explanation_edges_median": float(np.median(sizes)),
+        "explanation_edges_max": int(max(sizes)),
+        "path_equals_bfs_distance": sum(a == b for a, b in lengths) / len(lengths),
+        "why_loop_ms": round(why_loop_ms, 1), "why_loop_agrees": all(a.agrees for a in loops),
+        "why_cost_ms": round(why_cost_ms, 1), "why_cost_adds_up": cost.adds_up(),
+        "rss_after_queries_mb": round(rss_queries, 1),
+        "rss_after_why_loop_mb": round(_rss_mb(), 1),
+    })
+    return result

@@ -1,0 +1,195 @@
+"""The parsed program: plain frozen dataclasses, each term and literal with its position.
+
+Why positions everywhere: every error the analysis raises points at the place in the cell
+(line, column and a caret), so a person can act on it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Pos:
+    """Where something starts in the program text (1-based line and column)."""
+
+    line: int
+    column: int
+    end_column: int | None = None
+
+
+# -- terms --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Var:
+    name: str
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class Wildcard:
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return "_"
+
+
+@dataclass(frozen=True)
+class Const:
+    value: object              # int, float or str
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return f'"{self.value}"' if isinstance(self.value, str) else repr(self.value)
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str                    # + - * / %
+    left: object
+    right: object
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        prec = _PRECEDENCE[self.op]
+
+        def side(t, right):
+            if isinstance(t, BinOp) and (_PRECEDENCE[t.op] < prec
+                                         or (right and _PRECEDENCE[t.op] == prec)):
+                return f"({t})"
+            return str(t)
+        return f"{side(self.left, False)} {self.op} {side(self.right, True)}"
+
+
+_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+
+
+@dataclass(frozen=True)
+class Negative:
+    operand: object
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        inner = str(self.operand)
+        return f"-({inner})" if isinstance(self.operand, BinOp) else f"-{inner}"
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """``count(y)``, ``sum(w)``, ``min(d + 1)``, ``max(v)`` in a head argument."""
+
+    func: str
+    arg: object | None         # an expression (None: count() / count(_))
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.func}({'' if self.arg is None else self.arg})"
+
+
+def variables(term) -> list[str]:
+    """The variable names in a term, in order of first appearance."""
+    out: list[str] = []
+
+    def walk(t):
+        if isinstance(t, Var):
+            if t.name not in out:
+                out.append(t.name)
+        elif isinstance(t, BinOp):
+            walk(t.left)
+            walk(t.right)
+        elif isinstance(t, Negative):
+            walk(t.operand)
+        elif isinstance(t, Aggregate) and t.arg is not None:
+            walk(t.arg)
+    walk(term)
+    return out
+
+
+# -- literals -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Atom:
+    relation: str
+    args: tuple
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.relation}({', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class Negation:
+    atom: Atom
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return f"!{self.atom}"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    op: str                    # = != < <= > >=
+    left: object
+    right: object
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
+# -- clauses and directives ---------------------------------------------------------------
+@dataclass(frozen=True)
+class Rule:
+    """One head and one conjunctive body (disjunctions and several heads are expanded into
+    several rules sharing ``source``, the clause's text)."""
+
+    head: Atom
+    body: tuple
+    pos: Pos = field(compare=False)
+    source: str = field(default="", compare=False)
+    index: int = field(default=0, compare=False)   # 1-based, in program order
+
+    @property
+    def aggregate(self) -> tuple[int, Aggregate] | None:
+        for j, a in enumerate(self.head.args):
+            if isinstance(a, Aggregate):
+                return j, a
+        return None
+
+    def __str__(self) -> str:
+        if not self.body:
+            return f"{self.head}."
+        return f"{self.head} :- {', '.join(map(str, self.body))}."
+
+
+@dataclass(frozen=True)
+class Decl:
+    name: str
+    attributes: tuple          # ((name, type), ...)
+    pos: Pos = field(compare=False)
+
+
+@dataclass(frozen=True)
+class InputDirective:
+    name: str
+    columns: tuple | None      # names given in .input NAME(a, b)
+    source: str | None         # the collection after ``from``
+    pos: Pos = field(compare=False)
+    source_pos: Pos | None = field(default=None, compare=False)
+
+
+@dataclass(frozen=True)
+class OutputDirective:
+    names: tuple
+    pos: Pos = field(compare=False)
+
+
+@dataclass
+class Program:
+    """A parsed program: directives and rules in text order, and the text itself."""
+
+    text: str
+    decls: list = field(default_factory=list)
+    inputs: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+    rules: list = field(default_factory=list)

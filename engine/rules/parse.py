@@ -1,0 +1,230 @@
+"""Text -> :class:`~.ast.Program`: lark parses, a transformer builds the AST.
+
+Disjunctions (``;``, also inside parentheses) and clauses with several heads are expanded here
+into plain rules (one head, one conjunctive body), each remembering its clause's text, so the
+rest of the compiler only ever sees conjunctive rules.
+"""
+from __future__ import annotations
+
+import ast as pyast
+import difflib
+from functools import lru_cache
+from itertools import product
+
+from lark import Lark, Token, Transformer, v_args
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Decl, InputDirective, Negation,
+                  Negative, OutputDirective, Pos, Program, Rule, Var, Wildcard)
+from .errors import RulesSyntaxError
+from .grammar import GRAMMAR, TERMINAL_WORDS
+
+__all__ = ["parse"]
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Lark:
+    return Lark(GRAMMAR, parser="lalr", propagate_positions=True, maybe_placeholders=False)
+
+
+def _pos(item) -> Pos:
+    if isinstance(item, Token):
+        return Pos(item.line, item.column, item.end_column if item.line == item.end_line else None)
+    meta = item.meta if hasattr(item, "meta") else item
+    end = meta.end_column if getattr(meta, "end_line", None) == meta.line else None
+    return Pos(meta.line, meta.column, end)
+
+
+class _Conj(tuple):
+    """A body under construction: a tuple of alternatives, each a tuple of literals."""
+
+
+@v_args(meta=True)
+class _Build(Transformer):
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+        self.program = Program(text)
+
+    # -- terms ---------------------------------------------------------------------------
+    def variable(self, meta, children):
+        return Var(str(children[0]), _pos(children[0]))
+
+    def integer(self, meta, children):
+        return Const(int(children[0]), _pos(children[0]))
+
+    def real(self, meta, children):
+        return Const(float(children[0]), _pos(children[0]))
+
+    def string(self, meta, children):
+        tok = children[0]
+        return Const(pyast.literal_eval(str(tok)), _pos(tok))
+
+    def wildcard(self, meta, children):
+        return Wildcard(_pos(children[0]))
+
+    def negative(self, meta, children):
+        (operand,) = children
+        if isinstance(operand, Const) and not isinstance(operand.value, str):
+            return Const(-operand.value, _pos(meta))
+        return Negative(operand, _pos(meta))
+
+    def binop(self, meta, children):
+        left, op, right = children
+        return BinOp(str(op), left, right, _pos(meta))
+
+    def aggregate(self, meta, children):
+        name = children[0]
+        arg = children[1] if len(children) > 1 else None
+        return Aggregate(str(name), arg, _pos(name))
+
+    def aggregate_wild(self, meta, children):
+        return Aggregate(str(children[0]), None, _pos(children[0]))
+
+    # -- literals ------------------------------------------------------------------------
+    def atom(self, meta, children):
+        return Atom(str(children[0]), tuple(children[1:]), _pos(children[0]))
+
+    head = atom
+
+    def negation(self, meta, children):
+        return Negation(children[0], _pos(meta))
+
+    def comparison(self, meta, children):
+        left, op, right = children
+        return Comparison(str(op), left, right, _pos(meta))
+
+    def group(self, meta, children):
+        return children[0]
+
+    def conjunction(self, meta, children):
+        # each literal is a plain literal or a nested body (alternatives): distribute
+        options = [c if isinstance(c, _Conj) else _Conj([(c,)]) for c in children]
+        return _Conj(tuple(lit for part in combo for lit in part) for combo in product(*options))
+
+    def body(self, meta, children):
+        return _Conj(alt for conj in children for alt in conj)
+
+    def heads(self, meta, children):
+        return children
+
+    # -- clauses and directives ----------------------------------------------------------
+    def clause(self, meta, children):
+        heads = children[0]
+        alternatives = children[1] if len(children) > 1 else _Conj([()])
+        source = self.text[meta.start_pos:meta.end_pos]
+        for head in heads:
+            for alt in alternatives:
+                self.program.rules.append(Rule(head, tuple(alt), _pos(meta), source,
+                                               len(self.program.rules) + 1))
+
+    def attribute(self, meta, children):
+        return (str(children[0]), str(children[1]), _pos(children[0]))
+
+    def decl(self, meta, children):
+        attrs = tuple((a[0], a[1]) for a in children[1:] if isinstance(a, tuple))
+        self.program.decls.append(Decl(str(children[0]), attrs, _pos(children[0])))
+
+    def type_dir(self, meta, children):
+        return None          # type aliases are accepted; ddlab's columns carry their own types
+
+    def column(self, meta, children):
+        return str(children[0])
+
+    def io_option(self, meta, children):
+        raise RulesSyntaxError(
+            f"IO option {children[0]}={children[1]} is not supported: ddlab reads inputs from "
+            "collections and gives outputs as collections", self.text, _pos(children[0]),
+            "write .input edge(src, dst) from edges (edges: a collection you pass in or "
+            "declared with %dd input)")
+
+    def input_dir(self, meta, children):
+        name = children[0]
+        columns, source, where = None, None, None
+        rest = list(children[1:])
+        if rest and isinstance(rest[-1], Token) and rest[-1].type == "NAME" and len(rest) >= 2 \
+                and isinstance(rest[-2], Token) and rest[-2].type == "FROM":
+            source, where = str(rest[-1]), _pos(rest[-1])
+            rest = rest[:-2]
+        if rest:
+            columns = tuple(str(c) for c in rest)
+        self.program.inputs.append(InputDirective(str(name), columns, source, _pos(name), where))
+
+    def output_dir(self, meta, children):
+        names = tuple(str(c) for c in children if isinstance(c, Token) and c.type == "NAME")
+        self.program.outputs.append(OutputDirective(names, _pos(meta)))
+
+    def start(self, meta, children):
+        return self.program
+
+
+def parse(text: str) -> Program:
+    """Parse a rules program; a :class:`RulesSyntaxError` points at the offending place.
+
+    >>> p = parse("reach(y) :- reach(x), edge(x, y).")
+    >>> str(p.rules[0]), p.rules[0].head.relation
+    ('reach(y) :- reach(x), edge(x, y).', 'reach')
+    """
+    parser = _parser()
+    try:
+        tree = parser.parse(text)
+    except UnexpectedInput as err:
+        raise _syntax_error(err, text, parser) from None
+    return _Build(text).transform(tree)
+
+
+def _describe_expected(names, parser) -> str:
+    words = []
+    for name in sorted(names, key=lambda n: (" " in TERMINAL_WORDS.get(n, ""), n)):
+        word = TERMINAL_WORDS.get(name)
+        if word is None:
+            try:
+                word = parser.get_terminal(name).pattern.value
+            except KeyError:
+                word = name
+            word = word.replace("\\", "")
+        if word not in words:
+            words.append(word)
+    return ", ".join(w if " " in w else f"'{w}'" for w in words)
+
+
+def _syntax_error(err: UnexpectedInput, text: str, parser) -> RulesSyntaxError:
+    line, column = getattr(err, "line", 1), getattr(err, "column", 1)
+    if isinstance(err, UnexpectedCharacters):
+        ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else "?"
+        return RulesSyntaxError(f"unexpected character {ch!r}", text, Pos(line, column),
+                                _hint_for(ch))
+    if isinstance(err, UnexpectedEOF) or (isinstance(err, UnexpectedToken)
+                                          and err.token.type == "$END"):
+        lines = text.rstrip().splitlines() or [""]
+        pos = Pos(len(lines), len(lines[-1]) + 1)
+        expected = _describe_expected(getattr(err, "expected", ()), parser)
+        return RulesSyntaxError(f"the text ended early; expected {expected}", text, pos,
+                                "a rule ends with '.': reach(y) :- reach(x), edge(x, y).")
+    tok = err.token
+    expected = _describe_expected(err.expected, parser)
+    end = tok.end_column if tok.line == tok.end_line else None
+    hint = None
+    if str(tok) in ("count", "sum", "min", "max") or (tok.type == "COLON" and "'='" not in expected):
+        hint = ("aggregates go in the head: outdeg(x, count(y)) :- edge(x, y). "
+                "(Soufflé's body form `c = count : { ... }` is not supported)")
+    elif tok.type == "NAME" and "'.'" in expected:
+        hint = "did you forget the '.' that ends the previous rule?"
+    elif str(tok) == "not":
+        hint = "negation is written !atom, e.g. !reach(v)"
+    return RulesSyntaxError(f"unexpected {str(tok)!r}; expected {expected}", text,
+                            Pos(tok.line, tok.column, end), hint)
+
+
+def _hint_for(ch: str) -> str | None:
+    if ch == "'":
+        return "strings use double quotes: \"abc\""
+    if ch in "&|":
+        return "conjunction is ',' and disjunction ';'"
+    return None
+
+
+def closest(word: str, names) -> str | None:
+    """The closest of ``names`` to ``word`` (for "did you mean")."""
+    found = difflib.get_close_matches(word, list(names), n=1, cutoff=0.6)
+    return found[0] if found else None

@@ -1,0 +1,199 @@
+"""The entry point: ``rules(text, inputs)`` compiles a program onto a flow and returns a
+:class:`RulesProgram`, whose outputs are ordinary collections.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from ddlab.engine import Collection, DataflowError
+
+from .analyze import Analysis, analyze
+from .compile import Compiler
+from .errors import RulesError
+from .parse import closest, parse
+
+__all__ = ["rules", "check", "RulesProgram", "ON_LIMIT"]
+
+#: what a recursive stratum does when it has not converged after ``limit`` iterations:
+#: ``"error"`` raises NonConvergenceError (the epoch is rolled back), ``"partial"`` gives what
+#: it holds after ``limit`` rounds of its rules (the stratum is unrolled, no loop)
+ON_LIMIT = ("error", "partial")
+
+
+def check(text: str, available: dict) -> Analysis:
+    """Parse and analyse ``text`` against collections ``available`` (name -> field names or
+    None), building nothing; raises the first :class:`~.errors.RulesError`.
+
+    >>> check("r(y) :- r(x), e(x, y).\\nr(x) :- e(x, _).\\n.input e from edges",
+    ...       {"edges": ["src", "dst"]}).strata[-1].recursive
+    True
+    """
+    return analyze(parse(text), available)
+
+
+def rules(text: str, inputs: dict | None = None, *, flow=None, limit: int | None = None,
+          on_limit: str = "error", name: str = "rules") -> "RulesProgram":
+    """Compile the rules in ``text`` onto the flow of ``inputs`` (name -> collection; an
+    ``.input rel from NAME`` reads ``inputs[NAME]``, a plain ``.input rel`` reads
+    ``inputs[rel]``).  ``limit`` bounds each recursive stratum's iterations; past it,
+    ``on_limit="error"`` raises :class:`~ddlab.engine.NonConvergenceError` at the step,
+    ``"partial"`` gives what ``limit`` rounds of the rules derive.  ``flow`` is needed only
+    when there are no inputs (facts alone).  Errors in the text raise a
+    :class:`~.errors.RulesError` before anything is built.
+
+    >>> from ddlab import Dataflow
+    >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
+    >>> p = rules('''
+    ...     .input edge(src, dst) from edges
+    ...     path(x, y) :- edge(x, y).
+    ...     path(x, z) :- path(x, y), edge(y, z).
+    ...     .output path''', {"edges": edges})
+    >>> view = p["path"].view(); edges.insert([(1, 2), (2, 3)]); _ = flow.step()
+    >>> sorted(view.to_dict())
+    [(1, 2), (1, 3), (2, 3)]
+    """
+    inputs = dict(inputs or {})
+    if on_limit not in ON_LIMIT:
+        raise ValueError(f"on_limit must be one of {', '.join(ON_LIMIT)}, not {on_limit!r}")
+    if limit is not None and (not isinstance(limit, int) or limit < 1):
+        raise ValueError(f"limit must be a positive number of iterations, not {limit!r}")
+    if on_limit == "partial" and limit is None:
+        raise ValueError("on_limit='partial' needs a limit (the number of rounds)")
+    for key, coll in inputs.items():
+        if not isinstance(coll, Collection):
+            raise TypeError(f"input {key!r} is a {type(coll).__name__}, not a Collection")
+        if coll.scope.parent is not None:
+            raise DataflowError(f"input {key!r} is inside a loop; give a collection outside "
+                                "loops (leave() it first)")
+    flows = {id(c.flow): c.flow for c in inputs.values()}
+    if flow is not None:
+        flows.setdefault(id(flow), flow)
+    if len(flows) > 1:
+        raise DataflowError("the inputs belong to different Dataflows; rules run on one")
+    if not flows:
+        raise DataflowError("rules need a flow: give inputs, or flow= for a program of facts")
+    flow = next(iter(flows.values()))
+    analysis = check(text, {k: list(c.columns) if c.columns else None
+                            for k, c in inputs.items()})
+    compiler = Compiler(analysis, inputs, flow, prefix=f"{name}: " if name else "",
+                        limit=limit, partial=on_limit == "partial")
+    relations = compiler.build()
+    return RulesProgram(text, analysis, compiler, relations, flow)
+
+
+class RulesProgram(Mapping):
+    """A compiled program: a mapping from each ``.output`` relation to its collection
+    (``program["reach"]`` or ``program.reach``); every relation through :meth:`relation`.
+
+    ``loops``: the engine loops (scope paths), one per recursive stratum;
+    :meth:`explain` the strata and each rule's plan; :meth:`differences` the per-rule and
+    per-relation updates per iteration (from ``flow.stats()``).
+    """
+
+    def __init__(self, text, analysis: Analysis, compiler: Compiler, relations: dict, flow):
+        self.text, self.analysis, self.flow = text, analysis, flow
+        self._compiler = compiler
+        self._relations = relations
+        self.outputs = {n: relations[n] for n in analysis.outputs}
+
+    # -- the mapping -----------------------------------------------------------------------
+    def __getitem__(self, name: str) -> Collection:
+        if name in self.outputs:
+            return self.outputs[name]
+        if name in self._relations:
+            raise KeyError(f"{name!r} is a relation of the program but not an .output; "
+                           f"use program.relation({name!r}) or add .output {name}")
+        near = closest(name, list(self.outputs))
+        raise KeyError(f"no output {name!r}" + (f"; did you mean {near!r}?" if near else "")
+                       + f" (outputs: {', '.join(self.outputs)})")
+
+    def __iter__(self):
+        return iter(self.outputs)
+
+    def __len__(self) -> int:
+        return len(self.outputs)
+
+    def __getattr__(self, name: str):
+        if name.startswith("_") or name in ("outputs", "analysis", "text", "flow"):
+            raise AttributeError(name)
+        try:
+            return self[name]
+        except KeyError as err:
+            raise AttributeError(str(err)) from None
+
+    def __repr__(self) -> str:
+        return (f"<RulesProgram: {len(self.analysis.program.rules)} rules, outputs "
+                f"{', '.join(self.outputs)}; loops {', '.join(self.loops) or 'none'}>")
+
+    def relation(self, name: str) -> Collection:
+        """Any relation's collection (outside loops), outputs or not."""
+        if name not in self._relations:
+            near = closest(name, list(self._relations))
+            raise KeyError(f"no relation {name!r}" + (f"; did you mean {near!r}?" if near else ""))
+        return self._relations[name]
+
+    # -- what was built --------------------------------------------------------------------
+    @property
+    def loops(self) -> list[str]:
+        """Scope paths of the engine loops, one per recursive stratum (``flow.lattice``,
+        ``flow.loop_differences`` and the explorer read them)."""
+        return list(self._compiler.loops)
+
+    @property
+    def rules(self) -> list:
+        """The program's rules (disjunctions and multiple heads expanded), numbered from 1."""
+        return list(self.analysis.program.rules)
+
+    def explain(self) -> str:
+        """The strata in evaluation order and each rule's plan (join order and keys)."""
+        lines = []
+        loops = iter(self._compiler.loops)
+        for i, stratum in enumerate(self.analysis.strata, 1):
+            kind = ("recursive: one loop, one variable per relation"
+                    if stratum.recursive and not self._compiler.partial else
+                    f"recursive: unrolled {self._compiler.limit} rounds" if stratum.recursive
+                    else "not recursive")
+            where = f" (loop {next(loops)})" if stratum.recursive and not \
+                self._compiler.partial else ""
+            lines.append(f"stratum {i}: {', '.join(stratum.relations)} - {kind}{where}")
+            for name in stratum.relations:
+                rel = self.analysis.relations[name]
+                if rel.is_input:
+                    lines.append(f"  {name}: the collection {rel.source}")
+                for fact in rel.facts[:1]:
+                    lines.append(f"  {name}: {len(rel.facts)} fact(s)")
+                for rule in rel.rules:
+                    lines.append(f"  r{rule.index}  {rule}")
+                    for step in self._compiler.plans.get(rule.index, []):
+                        lines.append(f"        {step}")
+        return "\n".join(lines)
+
+    def differences(self, epoch: int | None = None, by: str = "rule") -> pd.DataFrame:
+        """Updates each rule (``by="rule"``) or relation (``by="relation"``) emitted per
+        epoch and iteration: columns ``epoch, iteration, rule|relation, updates``.  For a rule
+        that is its head's new tuples (and retractions); for a relation, the changes of the
+        relation itself (inside a loop: what its variable feeds back, the records in
+        difference).  ``iteration`` is the loop's (None outside loops)."""
+        stats = self.flow.stats(epoch)
+        if by == "rule":
+            owners = {}
+            for index, ids in self._compiler.rule_outputs.items():
+                for op_id in ids:
+                    owners[op_id] = f"r{index}"
+            column = "rule"
+        elif by == "relation":
+            owners = {op_id: name for name, ids in self._compiler.relation_results.items()
+                      for op_id in ids}
+            column = "relation"
+        else:
+            raise ValueError(f"by must be 'rule' or 'relation', not {by!r}")
+        ids = stats["operator"].str.rsplit("#", n=1).str[-1].astype(int) if len(stats) else []
+        frame = stats.assign(_id=ids)
+        frame = frame[frame["_id"].isin(set(owners))]
+        frame = frame.assign(**{column: frame["_id"].map(owners)})
+        out = (frame.groupby(["epoch", "iteration", column], dropna=False)["out"].sum()
+               .reset_index().rename(columns={"out": "updates"}))
+        return out[["epoch", "iteration", column, "updates"]]
+

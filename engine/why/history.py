@@ -1,0 +1,489 @@
+"""Restricted histories: the updates of any operator's output for the records matching a
+pattern, read from the traces the engine keeps or derived from its inputs.
+
+Why: operators that keep no state (map, concat, join outputs, the loop plumbing) still have a
+well-defined output at every time: a function of their inputs' collections at that time
+(Naiad report, section 3: every operator's output is a function of its input collections).
+So an explanation reads a traced collection directly and derives any other one from the
+nearest traces upstream, pushing the pattern (``node == 7``) through the operators that let
+it pass (project, filter, concat, join keys, loop plumbing) and evaluating user functions
+forward where the pattern cannot pass (map, flat_map).  Every join and reduce reads arranged
+inputs, so the derivation always ends a few operators upstream.
+
+A pattern is ``None`` (every record) or a frozenset of *conjunctions*, each a sorted tuple of
+``(field, value)`` pairs; a record matches if it matches one conjunction.  Histories are
+consolidated dicts ``{(record, inner time): diff}``; times are inner (epoch dropped, see
+:mod:`.reading`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from functools import lru_cache
+from itertools import product
+
+import numpy as np
+
+from ..lattice import PRIORITY, pack_priority
+from . import reading
+from .reading import INF
+
+
+class Budget(Exception):
+    """An explanation read more rows than its budget allows (``why(..., budget=...)``)."""
+
+
+def record_pattern(records) -> frozenset:
+    """The pattern matching exactly these records (tuples)."""
+    return frozenset(tuple(enumerate(r)) for r in records)
+
+
+def key_pattern(keys, width: int) -> frozenset:
+    """The pattern fixing the first ``width`` fields to one of ``keys`` (tuples)."""
+    return frozenset(tuple(enumerate(k[:width])) for k in keys)
+
+
+def matches(record, pattern) -> bool:
+    """Whether ``record`` matches ``pattern`` (one of its conjunctions)."""
+    if pattern is None:
+        return True
+    return matcher(pattern)(record)
+
+
+@lru_cache(maxsize=4096)
+def matcher(pattern):
+    """A fast test for one pattern: a set lookup when every conjunction fixes the same
+    fields (key and record patterns: one per neighbour, hundreds of them), else a scan."""
+    columns = {tuple(j for j, _ in conj) for conj in pattern}
+    if len(columns) == 1:
+        (cols,) = columns
+        if not cols:
+            return lambda record: True
+        values = {tuple(v for _, v in conj) for conj in pattern}
+        top = max(cols)
+        return lambda record: len(record) > top and tuple(record[j] for j in cols) in values
+    conjs = list(pattern)
+    return lambda record: any(all(j < len(record) and record[j] == v for j, v in conj)
+                              for conj in conjs)
+
+
+def user_form(record):
+    """How user functions see a record: the bare value for one field."""
+    return record[0] if len(record) == 1 else record
+
+
+def as_record(value) -> tuple:
+    return value if isinstance(value, tuple) else (value,)
+
+
+def leq(s, t) -> bool:
+    return all(a <= b for a, b in zip(s, t))
+
+
+def lub(s, t) -> tuple:
+    return tuple(a if a >= b else b for a, b in zip(s, t))
+
+
+def accumulate(updates: dict, t) -> Counter:
+    """``{record: multiplicity}`` at inner time ``t`` (nonzero only)."""
+    out = Counter()
+    for (rec, time), d in updates.items():
+        if leq(time, t):
+            out[rec] += d
+    return Counter({r: m for r, m in out.items() if m})
+
+
+def first_time(updates: dict, record, t, sign: int):
+    """The lexicographically first inner time ``u <= t`` at which ``record`` has a
+    multiplicity of sign ``sign`` (``None`` if it has none up to ``t``): where an
+    explanation of a loop's record starts (the iteration it first appears)."""
+    times = [(time, d) for (rec, time), d in updates.items() if rec == record and leq(time, t)]
+    if not times:
+        return None
+    width = len(t)
+    if width == 0:
+        total = sum(d for _, d in times)
+        return () if total * sign > 0 else None
+    if width == 1:
+        coords = sorted({time[0] for time, _ in times})
+        running, i = 0, 0
+        ordered = sorted(times)
+        for c in coords:
+            while i < len(ordered) and ordered[i][0][0] <= c:
+                running += ordered[i][1]
+                i += 1
+            if running * sign > 0:
+                return (c,)
+        return None
+    axes = [sorted({time[j] for time, _ in times}) for j in range(width)]
+    for u in product(*axes):
+        if sum(d for time, d in times if leq(time, u)) * sign > 0:
+            return tuple(u)
+    return None
+
+
+def normalized(updates: dict, t):
+    """The lub of the times ``<= t`` of these updates (the collection there equals the one
+    at ``t``), or ``None`` if there are none: where an exact demand really needs its
+    inputs (a fixed point at iteration 11, not at 'infinity')."""
+    best = None
+    for (_, time) in updates:
+        if leq(time, t):
+            best = time if best is None else lub(best, time)
+    return best
+
+
+class Histories:
+    """Restricted histories of one flow's operators, memoised for one explanation."""
+
+    def __init__(self, flow, budget: int | None = 2_000_000):
+        self.flow = flow
+        self.interner = flow.interner
+        self.budget = budget
+        self.rows_read = 0
+        self._memo: dict = {}
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    def _charge(self, n: int) -> None:
+        self.rows_read += n
+        if self.budget is not None and self.rows_read > self.budget:
+            raise Budget(f"read more than {self.budget:,} rows")
+
+    def updates(self, op, pattern) -> dict:
+        """``{(record, inner time): diff}`` of ``op``'s output for the records matching
+        ``pattern``."""
+        if pattern is not None and not pattern:
+            return {}
+        key = (op.id, pattern)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._compute(op, pattern)
+            self._charge(len(found))
+            self._memo[key] = found
+        return found
+
+    def estimate(self, op, conj) -> float:
+        """How many rows reading ``op`` with one conjunction finds (memoised: a path's
+        steps ask the same side with the same label again and again)."""
+        key = ("estimate", op.id, conj)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = _estimate(op, conj, self)
+        return found
+
+    def content(self, op, pattern, t) -> Counter:
+        return accumulate(self.updates(op, pattern), t)
+
+    # -- per operator kind -----------------------------------------------------------------
+    def _compute(self, op, pattern) -> dict:
+        trace = reading.trace_of(op)
+        if trace is not None:
+            return _consolidate(reading.read(trace, self.interner, pattern))
+        kind = op.kind
+        handler = getattr(self, f"_{kind}", None)
+        if handler is None:
+            return self._derived_generic(op, pattern)
+        return handler(op, pattern)
+
+    def _derived_generic(self, op, pattern):
+        # operators that pass records through unchanged: consolidate, inspect, choose, ...
+        if len(op.inputs) == 1:
+            return self.updates(op.inputs[0], pattern)
+        raise NotImplementedError(f"explanations do not know operator kind {op.kind!r}")
+
+    def _concat(self, op, pattern):
+        out: Counter = Counter()
+        for up in op.inputs:
+            for k, d in self.updates(up, pattern).items():
+                out[k] += d
+        return {k: d for k, d in out.items() if d}
+
+    def _negate(self, op, pattern):
+        return {k: -d for k, d in self.updates(op.inputs[0], pattern).items()}
+
+    def _filter(self, op, pattern):
+        fn = op.fn
+        return {(rec, t): d for (rec, t), d in self.updates(op.inputs[0], pattern).items()
+                if fn(user_form(rec))}
+
+    def _filter_columns(self, op, pattern):
+        ups = self.updates(op.inputs[0], pattern)
+        if not ups:
+            return {}
+        items = list(ups.items())
+        keep = np.asarray(op.fn(*columns_of([rec for (rec, _), _ in items])), dtype=bool)
+        return {k: d for (k, d), ok in zip(items, keep.tolist()) if ok}
+
+    def _project(self, op, pattern):
+        cols = op.columns
+        return _consolidate((tuple(rec[j] for j in cols), t, d) for (rec, t), d in
+                            self.updates(op.inputs[0], push_project(pattern, cols)).items()
+                            if matches(tuple(rec[j] for j in cols), pattern))
+
+    def _map(self, op, pattern):
+        fn = op.fn
+        out = ((as_record(fn(user_form(rec))), t, d)
+               for (rec, t), d in self.updates(op.inputs[0], None).items())
+        return _consolidate((r, t, d) for r, t, d in out if matches(r, pattern))
+
+    def _flat_map(self, op, pattern):
+        fn = op.fn
+        out = ((as_record(x), t, d) for (rec, t), d in self.updates(op.inputs[0], None).items()
+               for x in fn(user_form(rec)))
+        return _consolidate((r, t, d) for r, t, d in out if matches(r, pattern))
+
+    def _map_columns(self, op, pattern):
+        ups = self.updates(op.inputs[0], None)
+        if not ups:
+            return {}
+        items = list(ups.items())
+        images = map_columns_images(op.fn, [rec for (rec, _), _ in items])
+        return _consolidate((img, t, d) for img, ((_, t), d) in zip(images, items)
+                            if matches(img, pattern))
+
+    def _enter(self, op, pattern):
+        pad = (0,) * (op.scope.depth - op.inputs[0].scope.depth)
+        return {(rec, t + pad): d for (rec, t), d in self.updates(op.inputs[0], pattern).items()}
+
+    def _leave(self, op, pattern):
+        keep = op.scope.depth - 1
+        return _consolidate((rec, t[:keep], d) for (rec, t), d in
+                            self.updates(op.inputs[0], pattern).items())
+
+    def _feedback(self, op, pattern):
+        return {(rec, t[:-1] + (t[-1] + 1,)): d for (rec, t), d in
+                self.updates(op.inputs[0], pattern).items()}
+
+    def _ingress(self, op, pattern):
+        seed = self.updates(op.inputs[0], pattern)
+        if not seed:
+            return {}
+        items = list(seed.items())
+        if op.scope.kind == PRIORITY:
+            prios = priorities(op, [rec for (rec, _), _ in items])
+            starts = [pack_priority(p, 0) for p in prios]
+        else:
+            starts = [0] * len(items)
+        out = Counter()
+        for ((rec, t), d), start in zip(items, starts):
+            out[(rec, t + (start,))] += d
+            out[(rec, t + (start + 1,))] -= d
+        return {k: d for k, d in out.items() if d}
+
+    def _join(self, op, pattern):
+        return join_updates(self, op, pattern)
+
+    def _loop(self, op, pattern):
+        return {}
+
+
+def _consolidate(triples) -> dict:
+    out: Counter = Counter()
+    for rec, t, d in triples:
+        out[(rec, t)] += d
+    return {k: d for k, d in out.items() if d}
+
+
+def columns_of(records: list) -> list:
+    """Numpy columns of decoded records, as column-wise user functions receive them."""
+    if not records:
+        return []
+    cols = []
+    for values in zip(*records):
+        types = set(map(type, values))
+        if types <= {bool}:
+            cols.append(np.array(values, dtype=bool))
+        elif types <= {int}:
+            cols.append(np.array(values, dtype=np.int64))
+        elif types <= {int, float}:
+            cols.append(np.array(values, dtype=np.float64))
+        else:
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = list(values)
+            cols.append(arr)
+    return cols
+
+
+def map_columns_images(fn, records: list) -> list:
+    """What a column-wise map makes of these records (one output record each)."""
+    out = fn(*columns_of(records))
+    if not isinstance(out, (tuple, list)):
+        out = (out,)
+    lists = [np.asarray(a).tolist() for a in out]
+    return list(zip(*lists))
+
+
+def priorities(op, records: list) -> list:
+    """The priority class of each seed record of a prioritized loop's ingress."""
+    spec = op.priority
+    if spec is None:
+        return [0] * len(records)
+    if isinstance(spec, int):
+        return [int(r[spec]) for r in records]
+    return [int(p) for p in np.asarray(spec(*columns_of(records))).tolist()]
+
+
+def push_project(pattern, cols):
+    """The input pattern of ``project(*cols)`` for an output pattern (``None``: all)."""
+    if pattern is None:
+        return None
+    out = set()
+    for conj in pattern:
+        fixed: dict = {}
+        ok = True
+        for j, v in conj:
+            src = cols[j] if j < len(cols) else None
+            if src is None or (src in fixed and fixed[src] != v):
+                ok = False
+                break
+            fixed[src] = v
+        if ok:
+            out.add(tuple(sorted(fixed.items())))
+    return frozenset(out) if () not in out else None
+
+
+# -- joins --------------------------------------------------------------------------------------
+def join_layout(op, hist: Histories):
+    """``(nkey, left arity, right arity)`` of a join, from its arranged inputs."""
+    lk = reading.kinds_of(op.inputs[0])
+    rk = reading.kinds_of(op.inputs[1])
+    if lk is None or rk is None:
+        return None
+    return op.nkey, len(lk), len(rk)
+
+
+def join_output(op, nkey, nleft, left_rec, right_rec):
+    joint = left_rec + right_rec[nkey:]
+    sel = op.select
+    if sel is None:
+        return joint
+    if isinstance(sel, tuple):
+        return tuple(joint[j] for j in sel)
+
+    def part(lo, hi):
+        return joint[lo] if hi - lo == 1 else (joint[lo:hi] if hi > lo else None)
+
+    return as_record(sel(part(0, nkey), part(nkey, nleft), part(nleft, len(joint))))
+
+
+def push_join(op, conj, nkey, nleft):
+    """``(left conjunction, right conjunction)`` for an output conjunction."""
+    sel = op.select
+    if sel is not None and not isinstance(sel, tuple):
+        return (), ()
+    left, right = {}, {}
+    for c, v in conj:
+        j = c if sel is None else (sel[c] if c < len(sel) else None)
+        if j is None:
+            continue
+        if j < nkey:
+            for side in (left, right):
+                if side.get(j, v) != v:
+                    return None
+                side[j] = v
+        elif j < nleft:
+            if left.get(j, v) != v:
+                return None
+            left[j] = v
+        else:
+            k = j - nleft + nkey
+            if right.get(k, v) != v:
+                return None
+            right[k] = v
+    return tuple(sorted(left.items())), tuple(sorted(right.items()))
+
+
+def _traced_source(op):
+    """The traced operator whose history ``op`` presents unchanged (through enter)."""
+    while reading.trace_of(op) is None and op.kind in ("enter", "consolidate", "choose"):
+        op = op.inputs[0]
+    return op if reading.trace_of(op) is not None else None
+
+
+def _estimate(op, conj, hist) -> float:
+    """How many rows reading ``op`` with ``conj`` would find (cheap: no decoding)."""
+    if not conj:
+        return float("inf")
+    src = _traced_source(op)
+    if src is None:
+        return float("inf")
+    trace = reading.trace_of(src)
+    if trace.kinds is None:
+        return 0
+    fixed = dict(conj)
+    nkey = trace.nkey or len(trace.kinds)
+    if all(j in fixed for j in range(nkey)):
+        return 1
+    j = min(fixed)
+    code = reading.encode_value(fixed[j], trace.kinds[j], hist.interner)
+    if code is None:
+        return 0
+    return len(trace.rows_where(j, [code]).diffs)
+
+
+#: A join's side found with at most this many rows is read first without counting the
+#: other side's matches (counting scans a trace; a neighbour list is small).
+FEW_ROWS = 256
+
+
+def _size(op) -> float:
+    src = _traced_source(op)
+    return len(reading.trace_of(src)) if src is not None else float("inf")
+
+
+def join_sides(hist: Histories, op, lconj, rconj, nkey):
+    """``(left updates, right updates)`` a join needs for one pushed conjunction: both by
+    key when the key is fixed, else one side by its own fields first and the other by the
+    keys found there: the side with fewer matching rows (counted by scanning, the smaller
+    trace first; a side with few matches is taken without counting the other)."""
+    left_op, right_op = op.inputs
+    if all(any(j == c for j, _ in lconj) for c in range(nkey)):
+        return (hist.updates(left_op, frozenset([lconj])),
+                hist.updates(right_op, frozenset([rconj])))
+    sides = [(left_op, lconj, True), (right_op, rconj, False)]
+    sides.sort(key=lambda side: (not side[1], _size(side[0])))   # constrained, smaller first
+    count = hist.estimate(sides[0][0], sides[0][1])
+    if count > FEW_ROWS and hist.estimate(sides[1][0], sides[1][1]) < count:
+        sides.reverse()
+    (first_op, first_conj, left_first), (other_op, other_conj, _) = sides
+    first = hist.updates(first_op, frozenset([first_conj]))
+    keys = {rec[:nkey] for (rec, _) in first}
+    fixed = dict(other_conj)
+    other_pattern = frozenset(
+        tuple(sorted({**fixed, **dict(enumerate(k))}.items())) for k in keys
+        if all(fixed.get(j, k[j]) == k[j] for j in range(nkey)))
+    other = hist.updates(other_op, other_pattern)
+    return (first, other) if left_first else (other, first)
+
+
+def join_updates(hist: Histories, op, pattern) -> dict:
+    layout = join_layout(op, hist)
+    if layout is None:
+        return {}
+    nkey, nleft, nright = layout
+    conjs = [()] if pattern is None else list(pattern)
+    result: dict = {}
+    for conj in conjs:
+        pushed = push_join(op, conj, nkey, nleft)
+        if pushed is None:
+            continue
+        lups, rups = join_sides(hist, op, *pushed, nkey)
+        by_key: dict = {}
+        for (rec, t), d in rups.items():
+            by_key.setdefault(rec[:nkey], []).append((rec, t, d))
+        part: Counter = Counter()
+        for (lrec, lt), ld in lups.items():
+            for rrec, rt, rd in by_key.get(lrec[:nkey], ()):
+                out = join_output(op, nkey, nleft, lrec, rrec)
+                if not conj or all(j < len(out) and out[j] == v for j, v in conj):
+                    part[(out, lub(lt, rt))] += ld * rd
+        hist._charge(len(part))
+        for k, d in part.items():
+            if d:
+                result[k] = d  # each conjunction's result is complete for its records
+    return result
+
+
+__all__ = ["Histories", "Budget", "INF", "record_pattern", "key_pattern", "matches",
+           "accumulate", "first_time", "normalized", "user_form", "as_record", "leq", "lub",
+           "columns_of", "map_columns_images", "priorities", "push_project", "push_join",
+           "join_layout", "join_output", "join_sides"]

@@ -1,0 +1,134 @@
+"""Reading the state the engine retains, for explanations: the only module of ``engine.why``
+that touches the engine's data structures.
+
+Why a module of its own: explanations read traces (arrangements, reduce outputs, input
+contents) by key and by value and decode what they read; the engine's trace layer is being
+reorganised, so everything explanations need from it goes through the few functions here
+(``trace_of``, ``read``, ``kinds_of``), and a change of the trace layer is a change here only.
+
+Records here are *decoded*: tuples of the values users see (strings, ints, floats, bools),
+one-field records as 1-tuples.  Times are *inner* times: the loop coordinates of a time with
+the epoch dropped, because explanations read the accumulated state after the last completed
+epoch, where every retained update counts whatever its (compacted) epoch coordinate.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..columns import BOOL, FLOAT, INT, OBJECT, decode_column, key_code
+from ..errors import DataflowError
+
+#: A loop coordinate larger than any iteration: "at the fixed point".
+INF = 1 << 62
+
+
+def trace_of(op):
+    """The trace holding ``op``'s output collection, or ``None`` (the operator keeps none:
+    its output is derived from its inputs when needed)."""
+    if op.kind == "input":
+        log = getattr(op, "log", None)
+        if log is None:
+            raise DataflowError(
+                f"explanations need the inputs' contents, but {op.label} does not keep them "
+                f"(the Dataflow was built with retain_inputs=False)")
+        return log
+    if op.kind in ("arrange", "view"):
+        return op.trace
+    if op.kind == "reduce":
+        return op.out_trace
+    return None
+
+
+def encode_value(value, kind, interner):
+    """The engine code of one decoded field of kind ``kind``, or ``None`` if no record of the
+    flow can hold it (an object never interned, a non-number in a numeric column)."""
+    if kind == OBJECT:
+        return interner.code(value)
+    if isinstance(value, (str, bytes, tuple)) or value is None:
+        return None
+    try:
+        if kind == FLOAT:
+            return float(value)
+        if kind == BOOL:
+            return int(bool(value))
+        as_int = int(value)
+        return as_int if as_int == value else None
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _decode_rows(rows, kinds, interner, depth_skip: int = 1):
+    """``[(record, inner time, diff)]`` of gathered trace rows."""
+    if not len(rows.diffs):
+        return []
+    cols = [decode_column(c, k, interner).tolist() for c, k in zip(rows.cols, kinds)]
+    records = list(zip(*cols))
+    times = [tuple(t) for t in rows.times[:, depth_skip:].tolist()]
+    return list(zip(records, times, rows.diffs.tolist()))
+
+
+def read(trace, interner, conjunctions) -> list:
+    """The updates of ``trace`` matching any of ``conjunctions`` (each a tuple of
+    ``(column, decoded value)`` pairs; ``None`` means all updates): ``[(record, inner time,
+    diff)]``.  A conjunction fixing every key field is a key lookup; one fixing another field
+    scans that field (:meth:`Trace.rows_where`); an empty one reads everything."""
+    kinds = trace.kinds
+    if kinds is None:
+        return []
+    arity = len(kinds)
+    nkey = trace.nkey or arity
+    if conjunctions is None or any(not c for c in conjunctions):
+        return _decode_rows(trace.all_rows(), kinds, interner)
+    by_key, by_column = [], {}
+    for conj in conjunctions:
+        fixed = dict(conj)
+        if any(j >= arity for j in fixed):
+            continue
+        codes = {j: encode_value(v, kinds[j], interner) for j, v in fixed.items()}
+        if any(c is None for c in codes.values()):
+            continue  # a value no record of this trace can hold
+        if all(j in fixed for j in range(nkey)):
+            by_key.append(tuple(codes[j] for j in range(nkey)))
+        else:
+            j = min(fixed)
+            by_column.setdefault(j, set()).add(codes[j])
+    out = []
+    if by_key:
+        cols = [np.array([k[j] for k in by_key],
+                         dtype=np.float64 if kinds[j] == FLOAT else np.int64)
+                for j in range(nkey)]
+        wanted = np.unique(key_code(cols, kinds[:nkey], nkey))
+        out.extend(_decode_rows(trace.gather(wanted), kinds, interner))
+    for j, codes in by_column.items():
+        out.extend(_decode_rows(trace.rows_where(j, sorted(codes)), kinds, interner))
+    from .history import matcher
+
+    test = matcher(frozenset(conjunctions))
+    matched = [u for u in out if test(u[0])]
+    if by_key and by_column:  # a row found both ways counts once
+        matched = list(dict.fromkeys(matched))
+    return matched
+
+
+def kinds_of(op):
+    """The kinds of ``op``'s output fields when the graph tells them without running anything
+    (a trace, or a trace upstream through operators that keep or pick fields), else
+    ``None``."""
+    for _ in range(10_000):
+        trace = trace_of(op) if op.kind != "input" else getattr(op, "log", None)
+        if trace is not None and trace.kinds is not None:
+            return tuple(trace.kinds)
+        if op.kind == "input":
+            return tuple(op.kinds) if getattr(op, "kinds", None) else None
+        if op.kind == "project":
+            up = kinds_of(op.inputs[0])
+            return None if up is None else tuple(up[j] for j in op.columns)
+        if op.kind in ("map", "flat_map", "map_columns", "join", "reduce", "loop") or \
+                not op.inputs:
+            return None
+        op = op.inputs[0]
+    return None
+
+
+__all__ = ["INF", "INT", "FLOAT", "BOOL", "OBJECT", "trace_of", "read", "encode_value",
+           "kinds_of"]

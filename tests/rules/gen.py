@@ -1,0 +1,321 @@
+"""Random rule programs for the fuzzer, in a representation of their own, and their naive
+bottom-up evaluation from scratch.
+
+Written independently of the compiler: the generator's program (:class:`GProgram`) is
+printed as text for ``ddlab.rules`` and evaluated here directly (nested loops over the
+atoms' tuples, levels in the order the generator built them, each iterated from the empty
+set until nothing changes); it never uses the compiler's parser, analysis or plan.
+
+Programs read two inputs ``a(x, y)`` and ``b(x, y)`` of small integers and define relations
+in levels: a level's rules read the inputs, lower levels (also under negation and in
+aggregates) and, positively, their own level (recursion, mutual recursion, ``min``/``max``
+inside recursion).  Every value stays in a finite domain (``% M`` arithmetic, ``min`` of
+growing candidates, ``max`` of shrinking ones), so every program has a fixed point; a
+program whose evaluation cycles all the same (negation-free levels can still oscillate
+through ``min`` and a comparison) is reported as :class:`Diverges`.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from hypothesis import strategies as st
+
+M = 4                      # input values are 0..M-1
+VARS = ("x", "y", "z", "w")
+INPUTS = {"a": 2, "b": 2}
+
+
+class Diverges(Exception):
+    def __init__(self, cycle: bool):
+        super().__init__("cycles" if cycle else "no fixed point within the bound")
+        self.cycle = cycle
+
+
+# -- the program -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GAtom:
+    rel: str
+    args: tuple            # variable names (str), constants (int), or "_"
+
+    def text(self) -> str:
+        return f"{self.rel}({', '.join(str(a) for a in self.args)})"
+
+
+@dataclass(frozen=True)
+class GExpr:
+    """``(var + add) % mod`` (mod None: no modulo)."""
+    var: str
+    add: int = 0
+    mod: int | None = None
+
+    def text(self) -> str:
+        s = self.var if not self.add else f"{self.var} + {self.add}" if self.add > 0 else \
+            f"{self.var} - {-self.add}"
+        return f"({s}) % {self.mod}" if self.mod else s
+
+    def value(self, env):
+        v = env[self.var] + self.add
+        return v % self.mod if self.mod else v
+
+
+@dataclass(frozen=True)
+class GRule:
+    head: str
+    head_args: tuple                 # var names / ints / GExpr / ("agg", func, GExpr|None)
+    positive: tuple                  # GAtom...
+    negative: tuple = ()             # GAtom...
+    compares: tuple = ()             # (op, var, var-or-int)
+    lets: tuple = ()                 # (new var, GExpr)
+
+    def text(self) -> str:
+        def head_arg(a):
+            if isinstance(a, tuple):
+                return f"{a[1]}({'' if a[2] is None else a[2].text()})"
+            return a.text() if isinstance(a, GExpr) else str(a)
+        body = [p.text() for p in self.positive]
+        body += [f"{v} = {e.text()}" for v, e in self.lets]
+        body += [f"{l} {op} {r}" for op, l, r in self.compares]
+        body += ["!" + n.text() for n in self.negative]
+        return f"{self.head}({', '.join(head_arg(a) for a in self.head_args)}) :- {', '.join(body)}."
+
+
+@dataclass
+class GProgram:
+    arity: dict                       # relation -> arity (inputs included)
+    levels: list                      # [[relation, ...], ...]
+    rules: list                       # GRule...
+    aggregate: dict = field(default_factory=dict)    # relation -> (position, func)
+
+    @property
+    def derived(self) -> list:
+        return [r for level in self.levels for r in level]
+
+    def text(self) -> str:
+        lines = [".input a(x, y)", ".input b(x, y)"]
+        lines += [r.text() for r in self.rules]
+        lines.append(".output " + ", ".join(self.derived))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return "rules program:\n" + self.text()
+
+
+# -- evaluation ---------------------------------------------------------------------------
+def _match(atom, tup, env):
+    env = dict(env)
+    for a, v in zip(atom.args, tup):
+        if a == "_":
+            continue
+        if isinstance(a, int):
+            if v != a:
+                return None
+        elif a in env:
+            if env[a] != v:
+                return None
+        else:
+            env[a] = v
+    return env
+
+
+def _bindings(rule, db):
+    envs = [{}]
+    for atom in rule.positive:
+        envs = [e2 for e in envs for tup in db[atom.rel] for e2 in [_match(atom, tup, e)]
+                if e2 is not None]
+    out = []
+    for env in envs:
+        for var, expr in rule.lets:
+            env[var] = expr.value(env)
+        ok = True
+        for op, l, r in rule.compares:
+            lv, rv = env[l], (r if isinstance(r, int) else env[r])
+            ok = ok and {"<": lv < rv, "<=": lv <= rv, "!=": lv != rv, "=": lv == rv,
+                         ">": lv > rv}[op]
+        for atom in rule.negative:
+            if any(_match(atom, tup, env) is not None for tup in db[atom.rel]):
+                ok = False
+        if ok:
+            out.append(env)
+    return out
+
+
+def _value(a, env):
+    if isinstance(a, GExpr):
+        return a.value(env)
+    if isinstance(a, int):
+        return a
+    return env[a]
+
+
+def _relation(program, name, db):
+    rules = [r for r in program.rules if r.head == name]
+    agg = program.aggregate.get(name)
+    if agg is None:
+        return {tuple(_value(a, env) for a in r.head_args) for r in rules
+                for env in _bindings(r, db)}
+    pos, func = agg
+    if func in ("count", "sum"):
+        (rule,) = rules
+        groups: dict = {}
+        seen = set()
+        for env in _bindings(rule, db):
+            key = tuple(sorted(env.items()))
+            if key in seen:            # distinct bindings
+                continue
+            seen.add(key)
+            g = tuple(_value(a, env) for j, a in enumerate(rule.head_args) if j != pos)
+            spec = rule.head_args[pos]
+            groups[g] = groups.get(g, 0) + (1 if func == "count" else _value(spec[2], env))
+        return {g[:pos] + (v,) + g[pos:] for g, v in groups.items()}
+    best: dict = {}
+    for r in rules:
+        for env in _bindings(r, db):
+            g = tuple(_value(a, env) for j, a in enumerate(r.head_args) if j != pos)
+            spec = r.head_args[pos]
+            v = _value(spec[2], env) if isinstance(spec, tuple) else _value(spec, env)
+            if g not in best or (v < best[g] if func == "min" else v > best[g]):
+                best[g] = v
+    return {g[:pos] + (v,) + g[pos:] for g, v in best.items()}
+
+
+def evaluate(program: GProgram, inputs: dict, bound: int = 60) -> dict:
+    """Every derived relation as a set of tuples, from the input sets."""
+    db = {k: set(v) for k, v in inputs.items()}
+    for level in program.levels:
+        current = {r: set() for r in level}
+        seen = []
+        for _ in range(bound):
+            env = dict(db)
+            env.update(current)
+            new = {r: _relation(program, r, env) for r in level}
+            if new == current:
+                break
+            if new in seen:
+                raise Diverges(cycle=True)
+            seen.append(new)
+            current = new
+        else:
+            raise Diverges(cycle=False)
+        db.update(current)
+    return {r: db[r] for r in program.derived}
+
+
+# -- the strategy ------------------------------------------------------------------------
+@st.composite
+def programs(draw, max_levels: int = 3):
+    arity = dict(INPUTS)
+    levels, rules, aggregate = [], [], {}
+    n_levels = draw(st.integers(1, max_levels))
+    for li in range(n_levels):
+        lower = list(arity)                    # inputs and lower levels
+        n_rels = draw(st.integers(1, 2))
+        names = [f"p{li}{k}" for k in range(n_rels)]
+        kinds = {}
+        for name in names:
+            kind = draw(st.sampled_from(["set", "set", "set", "min", "max", "count", "sum"]))
+            kinds[name] = kind
+            arity[name] = 2 if kind != "set" else draw(st.integers(1, 2))
+        # aggregates over lower levels only for count/sum: keep them alone in a level of
+        # their own relations' rules (their bodies read lower levels)
+        for name in names:
+            kind = kinds[name]
+            same = [n for n in names if kinds[n] not in ("count", "sum")]
+            if kind in ("count", "sum"):
+                aggregate[name] = (draw(st.integers(0, 1)), kind)
+                rules.append(draw(_rule(name, arity, lower, [], kind, aggregate[name][0])))
+                continue
+            if kind in ("min", "max"):
+                aggregate[name] = (1, kind)
+            n_rules = draw(st.integers(1, 3))
+            for _ in range(n_rules):
+                rules.append(draw(_rule(name, arity, lower, same, kind, 1)))
+        levels.append(names)
+    return GProgram(arity, levels, rules, aggregate)
+
+
+@st.composite
+def _rule(draw, head, arity, lower, same, kind, agg_pos):
+    sources = lower + same
+    n_pos = draw(st.integers(1, 3))
+    positive = []
+    for _ in range(n_pos):
+        rel = draw(st.sampled_from(sources))
+        args = tuple(draw(st.one_of(*[st.sampled_from(VARS)] * 5, st.integers(0, M - 1),
+                                    st.just("_")))
+                     for _ in range(arity[rel]))
+        positive.append(GAtom(rel, args))
+    bound = [a for p in positive for a in p.args if isinstance(a, str) and a != "_"]
+    bound = list(dict.fromkeys(bound))
+    if not bound:        # at least one variable: a constant-only body makes tiny programs
+        rel = draw(st.sampled_from(sources))
+        positive.append(GAtom(rel, ("x",) + ("_",) * (arity[rel] - 1)))
+        bound = ["x"]
+    lets = ()
+    if draw(st.integers(0, 3)) == 0:
+        lets = (("v", GExpr(draw(st.sampled_from(bound)), draw(st.integers(1, 3)), M)),)
+        bound = bound + ["v"]
+    compares = ()
+    if draw(st.integers(0, 2)) == 0:
+        op = draw(st.sampled_from(["<", "!=", "<=", "="]))
+        left = draw(st.sampled_from(bound))
+        right = draw(st.one_of(st.sampled_from(bound), st.integers(0, M - 1)))
+        compares = ((op, left, right),)
+    negative = ()
+    if lower and draw(st.integers(0, 2)) == 0:
+        rel = draw(st.sampled_from(lower))
+        args = tuple(draw(st.one_of(st.sampled_from(bound), st.just("_"), st.integers(0, M - 1)))
+                     for _ in range(arity[rel]))
+        negative = (GAtom(rel, args),)
+    recursive = any(p.rel in same for p in positive)
+    n = arity[head]
+    if kind == "set":
+        head_args = tuple(draw(st.sampled_from(bound)) if draw(st.integers(0, 5)) else
+                          draw(st.integers(0, M - 1)) for _ in range(n))
+    elif kind in ("count", "sum"):
+        g = draw(st.sampled_from(bound))
+        spec = ("agg", kind, GExpr(draw(st.sampled_from(bound))) if kind == "sum" else None)
+        head_args = (spec, g) if agg_pos == 0 else (g, spec)
+    else:
+        g = draw(st.sampled_from(bound))
+        v = draw(st.sampled_from(bound))
+        # min of growing candidates / max of shrinking ones: converges inside recursion
+        step = draw(st.integers(0, 2)) if recursive else draw(st.integers(-2, 2))
+        expr = GExpr(v, step if kind == "min" else -step)
+        if draw(st.integers(0, 3)) == 0 and not recursive:
+            head_args = (g, draw(st.integers(0, M - 1)))       # a plain candidate rule
+        else:
+            head_args = (g, ("agg", kind, expr))
+    return GRule(head, head_args, tuple(positive), negative, compares, lets)
+
+
+# -- input streams -------------------------------------------------------------------------
+TUPLES = st.tuples(st.integers(0, M - 1), st.integers(0, M - 1))
+
+
+@st.composite
+def windows(draw):
+    """Timestamped input events and a walk of window positions, forward and back: each
+    epoch the inputs hold the events inside the window (a multiset: repeats count)."""
+    n = draw(st.integers(4, 24))
+    events = [(draw(st.sampled_from(["a", "b"])), draw(TUPLES), t) for t in range(n)]
+    width = draw(st.integers(2, 12))
+    starts = draw(st.lists(st.integers(0, n), min_size=2, max_size=8))
+    return events, width, starts
+
+
+def window_contents(events, start, width) -> dict:
+    """``{input: {tuple: count}}`` of the events with start <= t < start + width."""
+    out = {"a": {}, "b": {}}
+    for rel, tup, t in events:
+        if start <= t < start + width:
+            out[rel][tup] = out[rel].get(tup, 0) + 1
+    return out
+
+
+@st.composite
+def updates(draw):
+    """Epochs of arbitrary signed updates (removing what is absent included)."""
+    epochs = draw(st.lists(st.lists(st.tuples(st.sampled_from(["a", "b"]), TUPLES,
+                                              st.sampled_from([1, 1, 1, -1, 2])),
+                                    min_size=1, max_size=6), min_size=1, max_size=6))
+    return epochs
+
