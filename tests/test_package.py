@@ -41,3 +41,21 @@ def test_a_fresh_interpreter_sees_the_same():
                           timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["ddlab.algorithms", "False"]
+
+
+#: folders of the checkout that are packages but run from the checkout only (not shipped)
+NOT_SHIPPED = {"benchmarks"}
+
+
+def test_every_package_folder_is_declared():
+    """A subpackage missing from pyproject's ``packages`` imports in the editable install but
+    not from the wheel (``ddlab.engine.why`` was)."""
+    from shipped import declared_packages
+
+    declared = declared_packages()
+    folders = {path.resolve() for path in declared.values()}
+    missing = [f"{name}.{sub.name}" for name, folder in declared.items()
+               for sub in sorted(folder.iterdir())
+               if (sub / "__init__.py").exists() and sub.resolve() not in folders
+               and not (name == "ddlab" and sub.name in NOT_SHIPPED)]
+    assert not missing, f"add to [tool.setuptools] packages and package-dir: {missing}"
