@@ -35,9 +35,9 @@ def _load_kernels():
     """Load (or compile) the engine's compiled kernels before anything is timed, so no timed
     step runs on the numpy path while they compile; returns the seconds it took (``None``
     when they are off or numba is missing: ``DDLAB_KERNELS=0`` measures the numpy path)."""
-    from ddlab.engine import kernels
+    from ddlab.engine import kernels, tuning
 
-    if not kernels.enabled or not kernels.available():
+    if not tuning.KERNELS or not kernels.available():
         return None
     return round(kernels.warm_up(), 3)
 

@@ -35,11 +35,11 @@ from time import monotonic, perf_counter
 
 import numpy as np
 
-_MODE = os.environ.get("DDLAB_KERNELS", "1").strip().lower()
-#: Whether the kernels are used (when numba imports).  ``DDLAB_KERNELS=0`` turns them off.
-enabled: bool = _MODE not in ("0", "off", "false", "no")
-#: Whether a cold cache is filled by a background process (``False``: compile in-process).
-background: bool = _MODE != "sync"
+from .. import tuning
+
+#: Whether a cold cache is filled by a background process (``False``: compile in-process;
+#: ``DDLAB_KERNELS=sync``).  ``tuning.KERNELS`` (``DDLAB_KERNELS=0``) turns the kernels off.
+background: bool = os.environ.get("DDLAB_KERNELS", "1").strip().lower() != "sync"
 
 _state = {"checked": False, "available": False, "reason": None, "warned": False,
           "ready": False, "compiling": None, "next_poll": 0.0, "failed": False,
@@ -65,13 +65,14 @@ def available() -> bool:
 
 
 def active() -> bool:
-    """Whether an operator should take its kernel path now: enabled, numba usable, and the
-    kernels loaded (loading them from a warm cache here, or starting their compilation in the
-    background when the cache is cold and answering ``False`` until it is done)."""
-    if _state["ready"]:
-        return enabled
-    if not enabled:
+    """Whether an operator should take its kernel path now: on (``tuning.KERNELS`` and
+    ``tuning.FAST_PATHS``), numba usable, and the kernels loaded (loading them from a warm
+    cache here, or starting their compilation in the background when the cache is cold and
+    answering ``False`` until it is done)."""
+    if not (tuning.KERNELS and tuning.FAST_PATHS):
         return False
+    if _state["ready"]:
+        return True
     if not available():
         _warn_once(f"numba is not usable ({_state['reason']})")
         return False
@@ -108,16 +109,12 @@ def _warn_once(why: str) -> None:
 
 @contextmanager
 def use_kernels(on: bool):
-    """Run a block with the kernels on or off (the tests run programs both ways); on means
-    loaded now, compiling in this process if the cache is cold."""
-    global enabled
-    previous, enabled = enabled, on
-    try:
+    """Run a block with the kernels on or off (``tuning.tuned(KERNELS=on)``; on also means
+    loaded now, compiling in this process if the cache is cold)."""
+    with tuning.tuned(KERNELS=on):
         if on and available():
             warm_up()
         yield
-    finally:
-        enabled = previous
 
 
 def warm_up() -> float:
@@ -217,7 +214,7 @@ def _lower_priority() -> None:
 
 def status() -> str:
     """One line on the kernels' state (for ``%dd`` and bug reports)."""
-    if not enabled:
+    if not tuning.KERNELS:
         return "compiled kernels: off (DDLAB_KERNELS=0)"
     if not available():
         return f"compiled kernels: numba not usable ({_state['reason']}); numpy path"
@@ -233,11 +230,6 @@ def status() -> str:
 _reduce_process = None
 _join_process = None
 _rows = None
-
-#: Consolidations of fewer rows than this take :func:`consolidate` when the kernels are on
-#: (from here on the numpy path's packed sort is as fast; see engine/tuning.py once merged).
-CONSOLIDATE_ROWS = 1024
-
 
 def _rows_module():
     global _rows
@@ -290,6 +282,6 @@ def join_process(op, t, d_left, d_right) -> bool:
     return _join_process(op, t, d_left, d_right)
 
 
-__all__ = ["enabled", "available", "active", "use_kernels", "warm_up", "cache_dir",
+__all__ = ["available", "active", "use_kernels", "warm_up", "cache_dir",
            "cache_is_warm", "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
            "sort_by_key"]

@@ -3,7 +3,8 @@
 A trace batch is one ``(fields, n)`` int64 matrix sorted by its first row, the key code:
 ``[key code], columns..., time coordinates..., diff`` (the key code row is absent when the key
 code *is* the first column; ``first`` says where the columns start).  For a sorted set of
-query codes and a time ``t``, :func:`scan_sorted` appends every row of those keys to a row
+query codes and a time ``t``, :func:`scan_sorted` appends every row of those keys (among the
+first ``m`` columns: a trace's recent rows fill a buffer partly) to a row
 buffer when its time is ``<= t`` (the rows the accumulation at ``t`` sums) and to a *later*
 buffer otherwise, as ``(key code, lub(time, t))`` (the interesting times a reduce must
 revisit).  :func:`scan_unsorted` does the same for a matrix in insertion order (a trace's
@@ -18,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from .logics import lexsort_segment
 
 
 @njit(cache=True)
@@ -79,19 +82,19 @@ def _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl):
 
 
 @njit(cache=True)
-def scan(data, is_sorted, keys, t, first, arity, rdepth, rows, n, later, nl):
-    """:func:`scan_sorted` or :func:`scan_unsorted` (one compiled entry point for both)."""
+def scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later, nl):
+    """:func:`scan_sorted` or :func:`scan_unsorted` over the first ``m`` columns of ``data``
+    (one compiled entry point for both)."""
     if is_sorted:
-        return scan_sorted(data, keys, t, first, arity, rdepth, rows, n, later, nl)
-    return scan_unsorted(data, keys, t, first, arity, rdepth, rows, n, later, nl)
+        return scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl)
+    return scan_unsorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl)
 
 
 @njit(cache=True)
-def scan_sorted(data, keys, t, first, arity, rdepth, rows, n, later, nl):
+def scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
     """Append the rows of ``keys`` (sorted, unique) in batch ``data`` (sorted by key code).
     Returns ``(n, nl)``, or ``(-need_rows, -need_later)`` when a buffer is too small."""
     k = len(keys)
-    m = data.shape[1]
     if m == 0 or k == 0:
         return n, nl
     codes = data[0]
@@ -115,9 +118,8 @@ def scan_sorted(data, keys, t, first, arity, rdepth, rows, n, later, nl):
 
 
 @njit(cache=True)
-def scan_unsorted(data, keys, t, first, arity, rdepth, rows, n, later, nl):
+def scan_unsorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
     """:func:`scan_sorted` for a matrix in insertion order (each row's key looked up)."""
-    m = data.shape[1]
     if m == 0 or len(keys) == 0:
         return n, nl
     total = 0
@@ -132,3 +134,32 @@ def scan_unsorted(data, keys, t, first, arity, rdepth, rows, n, later, nl):
         if where[i] >= 0:
             n, nl = _put(data, i, where[i], t, first, arity, rdepth, rows, n, later, nl)
     return n, nl
+
+
+@njit(cache=True)
+def unique_codes(codes):
+    """Sorted distinct values of ``codes`` (the sort skipped when they already ascend)."""
+    n = len(codes)
+    ascending = True
+    for i in range(1, n):
+        if codes[i] < codes[i - 1]:
+            ascending = False
+            break
+    if ascending:
+        s = codes
+    else:
+        idx = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            idx[i] = i
+        tmp = np.empty(n, dtype=np.int64)
+        lexsort_segment(codes.reshape(1, n), idx, 0, n, tmp)
+        s = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            s[i] = codes[idx[i]]
+    out = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if m == 0 or s[i] != out[m - 1]:
+            out[m] = s[i]
+            m += 1
+    return out[:m].copy()

@@ -3,13 +3,15 @@
 :func:`process` does what ``Join.process`` does for a join whose selection is a tuple of
 columns (or none) over integer-like records (ints, bools, interned objects; floats take the
 numpy path): each delta is matched against the other side's trace (one
-:func:`~.matching.match` per spine batch and one for the recent rows), the ``dA x dB`` pairs
+:func:`~.matching.match` per run of ``Trace.packed_runs``), the ``dA x dB`` pairs
 counted twice are matched again with the opposite sign, and the pairs are grouped by time and
 consolidated (:func:`~.matching.group_by_time`), one batch per time in time order, each sorted
 by record, as the other paths emit them.  It returns ``False``, having changed nothing, when
 the join does not qualify and the numpy path runs (which also raises the schema errors).
 """
 from __future__ import annotations
+
+import weakref
 
 import numpy as np
 
@@ -18,12 +20,8 @@ from ..budget import check_pending
 from ..columns import FLOAT
 from ..columns import key_code
 from . import matching as M
-from .reduce import KEEP_ROWS, _buffers, _contiguous, _parts, _recent_matrix
-
-#: Joins whose changes hold at most this many rows (both sides) take the kernel path; larger
-#: ones (a loop's first iterations from scratch) take the numpy path, which builds only the
-#: selected columns of millions of pairs instead of a row buffer of every field.
-MAX_DELTA = 4096
+from .. import tuning
+from .reduce import _buffers, _contiguous
 
 
 def _source(nkey: int, delta_arity: int, other_arity: int, delta_is_left: bool, select):
@@ -40,23 +38,42 @@ def _source(nkey: int, delta_arity: int, other_arity: int, delta_is_left: bool, 
     return np.array(where, dtype=np.int64).reshape(-1, 2).T.copy()
 
 
+class _Plan:
+    """What a join's kernel runs need that depends only on its traces' kinds (fixed once
+    set): computed once per operator, not per run."""
+
+    __slots__ = ("lk", "rk", "ok", "kinds", "sources")
+
+    def __init__(self, op, lk, rk):
+        self.lk, self.rk = lk, rk
+        select, nkey = op.select, op.nkey
+        kinds = tuple(lk) + tuple(rk[nkey:])
+        self.ok = (select is None or isinstance(select, tuple)) and FLOAT not in lk and \
+            FLOAT not in rk and lk[:nkey] == rk[:nkey] and (  # else the numpy path names it
+                select is None or all(0 <= j < len(kinds) for j in select))
+        if not self.ok:
+            return
+        self.kinds = kinds if select is None else tuple(kinds[j] for j in select)
+        # the output columns' sources when the left delta meets the right trace, and back
+        self.sources = {True: _source(nkey, len(lk), len(rk), True, select),
+                        False: _source(nkey, len(rk), len(lk), False, select)}
+
+
+_plans: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
 def process(op, t: tuple, d_left, d_right) -> bool:
     """Run ``op`` (a Join) at ``t`` on the kernels; ``False`` (nothing done) when it does
     not qualify."""
-    select = op.select
-    if select is not None and not isinstance(select, tuple):
-        return False
     lk, rk = op.left_trace.kinds, op.right_trace.kinds
-    if lk is None or rk is None or FLOAT in lk or FLOAT in rk:
+    if lk is None or rk is None:
         return False
-    nkey = op.nkey
-    if lk[:nkey] != rk[:nkey]:
-        return False  # the numpy path names the mismatched key column
-    kinds = tuple(lk) + tuple(rk[nkey:])
-    if select is not None:
-        if any(not 0 <= j < len(kinds) for j in select):
-            return False
-        kinds = tuple(kinds[j] for j in select)
+    plan = _plans.get(op)
+    if plan is None or plan.lk != lk or plan.rk != rk:  # (equal kinds, new tuples)
+        plan = _plans[op] = _Plan(op, lk, rk)
+    if not plan.ok:
+        return False
+    nkey, kinds = op.nkey, plan.kinds
     sides = []
     for d, trace, is_left in ((d_left, op.right_trace, True), (d_right, op.left_trace, False)):
         if d is not None and len(d):
@@ -65,7 +82,7 @@ def process(op, t: tuple, d_left, d_right) -> bool:
             sides.append((d, trace, is_left))
     if not sides:
         return True
-    if sum(len(d) for d, _, _ in sides) > MAX_DELTA:
+    if sum(len(d) for d, _, _ in sides) > tuning.KERNEL_JOIN_ROWS:
         return False
     ncols = len(kinds)
     depth = len(t)
@@ -78,17 +95,13 @@ def process(op, t: tuple, d_left, d_right) -> bool:
         dcodes = _contiguous(key_code(d.cols, d.kinds, nkey))
         order = M.key_order(dcodes)
         dcols = np.array(d.cols, dtype=np.int64).reshape(len(d.cols), -1)
-        source = _source(nkey, len(d.cols), len(trace.kinds), is_left, select)
+        source = plan.sources[is_left]
         diffs = _contiguous(d.diffs)
         prepared.append((dcodes, order, dcols, diffs, source))
-        inner, first, _, rdepth = _parts(trace)
-        parts = [(_contiguous(b.data), True, first) for b in inner.batches]
-        extra = _recent_matrix(inner.recent, np.unique(dcodes) if len(dcodes) > 1 else dcodes)
-        if extra is not None:
-            parts.append((extra, False, 1))
-        for data, is_sorted, f in parts:
-            n, out = _match(op, out, n, budget, data, is_sorted, f, rdepth, dcodes, order,
-                            dcols, diffs, nkey, source, tarr, 1)
+        rdepth = trace.row_depth
+        for data, m, is_sorted, first in trace.packed_runs():
+            n, out = _match(op, out, n, budget, _contiguous(data), m, is_sorted, first, rdepth,
+                            dcodes, order, dcols, diffs, nkey, source, tarr, 1)
     if len(sides) == 2:
         # dA x dB was counted in both halves: once more, negated (the right delta as an
         # unsorted matrix at time t)
@@ -99,12 +112,12 @@ def process(op, t: tuple, d_left, d_right) -> bool:
         matrix[1:1 + len(rcols)] = rcols
         matrix[1 + len(rcols):-1] = tarr[:, None]
         matrix[-1] = rdiffs
-        n, out = _match(op, out, n, budget, matrix, False, 1, depth, dcodes, order, dcols,
-                        diffs, nkey, source, tarr, -1)
+        n, out = _match(op, out, n, budget, matrix, matrix.shape[1], False, 1, depth, dcodes,
+                        order, dcols, diffs, nkey, source, tarr, -1)
     if not n:
         return True
     cols, times, diffs, starts = M.group_by_time(out, n, ncols, depth)
-    if n > KEEP_ROWS:
+    if n > tuning.KERNEL_KEEP_ROWS:
         _buffers.trim()
     bounds = starts.tolist()
     for s, e in zip(bounds[:-1], bounds[1:]):
@@ -113,12 +126,12 @@ def process(op, t: tuple, d_left, d_right) -> bool:
     return True
 
 
-def _match(op, out, n, budget, data, is_sorted, first, rdepth, dcodes, order, dcols, diffs,
+def _match(op, out, n, budget, data, m, is_sorted, first, rdepth, dcodes, order, dcols, diffs,
            nkey, source, t, sign):
     """:func:`~.matching.match`, growing the buffer (after the budget allowed the rows)."""
     while True:
-        n2 = M.match(data, is_sorted, first, rdepth, dcodes, order, dcols, diffs, nkey, source,
-                     t, sign, out, n)
+        n2 = M.match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, diffs, nkey,
+                     source, t, sign, out, n)
         if n2 >= 0:
             return n2, out
         if budget:
@@ -137,6 +150,6 @@ def warm_up() -> None:
     source = _source(1, 2, 2, True, None)
     t = np.array([0, 1], dtype=np.int64)
     out = np.empty((6, 16), dtype=np.int64)
-    n = M.match(data, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t, 1, out, 0)
-    n = M.match(data, False, 1, 2, dcodes, order, dcols, diffs, 1, source, t, -1, out, n)
+    n = M.match(data, 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t, 1, out, 0)
+    n = M.match(data, 3, False, 1, 2, dcodes, order, dcols, diffs, 1, source, t, -1, out, n)
     M.group_by_time(out, n, 3, 2)

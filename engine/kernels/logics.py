@@ -97,6 +97,98 @@ def lexsort_segment(cols, idx, lo, hi, tmp):
 
 
 @njit(cache=True)
+def _argsort_values(vals, idx, n, tmp):
+    """Sort ``idx[:n]`` by ``vals[idx]`` (stable; insertion runs, then merges)."""
+    for s in range(0, n, _INSERTION):
+        e = min(s + _INSERTION, n)
+        for i in range(s + 1, e):
+            v = idx[i]
+            j = i - 1
+            while j >= s and vals[v] < vals[idx[j]]:
+                idx[j + 1] = idx[j]
+                j -= 1
+            idx[j + 1] = v
+    width = _INSERTION
+    src, dst = idx, tmp
+    while width < n:
+        for s in range(0, n, 2 * width):
+            mid = min(s + width, n)
+            e = min(s + 2 * width, n)
+            i, j, k = s, mid, s
+            while i < mid and j < e:
+                if vals[src[j]] < vals[src[i]]:
+                    dst[k] = src[j]
+                    j += 1
+                else:
+                    dst[k] = src[i]
+                    i += 1
+                k += 1
+            while i < mid:
+                dst[k] = src[i]
+                i += 1
+                k += 1
+            while j < e:
+                dst[k] = src[j]
+                j += 1
+                k += 1
+        src, dst = dst, src
+        width *= 2
+    if src is not idx:
+        for i in range(n):
+            idx[i] = src[i]
+
+
+@njit(cache=True)
+def sort_rows(cols, n):
+    """A permutation of ``0..n-1`` sorting the columns ``cols[:, :n]`` lexicographically.
+    When the fields' ranges fit in 63 bits together (node ids, labels, iterations, epochs),
+    each row is packed into one int64 and those are sorted (one comparison per step instead
+    of one per field); otherwise the fields are compared one by one."""
+    nf = cols.shape[0]
+    idx = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        idx[i] = i
+    tmp = np.empty(n, dtype=np.int64)
+    if n < 2:
+        return idx
+    lows = np.empty(nf, dtype=np.int64)
+    bits = np.empty(nf, dtype=np.int64)
+    total = 0
+    for f in range(nf):
+        lo = cols[f, 0]
+        hi = lo
+        for i in range(1, n):
+            v = cols[f, i]
+            if v < lo:
+                lo = v
+            elif v > hi:
+                hi = v
+        span = hi - lo
+        if span < 0:  # the range overflows int64
+            total = 64
+            break
+        b = 0
+        while span > 0:
+            span >>= 1
+            b += 1
+        lows[f] = lo
+        bits[f] = b
+        total += b
+    if total > 63:
+        lexsort_segment(cols, idx, 0, n, tmp)
+        return idx
+    vals = np.zeros(n, dtype=np.int64)
+    for f in range(nf):
+        b = bits[f]
+        if b:
+            lo = lows[f]
+            for i in range(n):
+                vals[i] = (vals[i] << b) | (cols[f, i] - lo)
+    _argsort_values(vals, idx, n, tmp)
+    return idx
+
+
+@njit(cache=True)
 def _by_key(rows, n, nkeys, arity):
     """Counting sort of buffer rows by key index: ``(cols (arity, n), diffs, starts)``."""
     starts = np.zeros(nkeys + 1, dtype=np.int64)
@@ -369,24 +461,27 @@ def _minimal(later, nl):
     tmp = np.empty(nl, dtype=np.int64)
     lexsort_segment(later, idx, 0, nl, tmp)  # by code, then time (a linear extension)
     keep = np.zeros(nl, dtype=np.bool_)
-    start = 0  # position in idx where the current code's run starts
+    kept = np.empty(nl, dtype=np.int64)  # the current key's minimal times so far (antichain)
+    nkept = 0
     for i in range(nl):
         a = idx[i]
         if i and later[0, a] != later[0, idx[i - 1]]:
-            start = i
+            nkept = 0
         minimal = True
-        for k in range(start, i):
-            b = idx[k]
-            if keep[b]:
-                below = True
-                for j in range(1, depth + 1):
-                    if later[j, b] > later[j, a]:
-                        below = False
-                        break
-                if below:  # an earlier kept time of this key is <= this one (or equal)
-                    minimal = False
+        for k in range(nkept):
+            b = kept[k]
+            below = True
+            for j in range(1, depth + 1):
+                if later[j, b] > later[j, a]:
+                    below = False
                     break
-        keep[a] = minimal
+            if below:  # a kept time of this key is <= this one (or equal)
+                minimal = False
+                break
+        if minimal:
+            keep[a] = True
+            kept[nkept] = a
+            nkept += 1
     return keep
 
 

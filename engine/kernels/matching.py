@@ -18,7 +18,7 @@ import numpy as np
 from numba import njit
 
 from .histories import lower_bound, upper_bound
-from .logics import lexsort_segment, _same
+from .logics import lexsort_segment, sort_rows, _same
 
 
 @njit(cache=True)
@@ -45,11 +45,11 @@ def _emit(data, i, first, rdepth, dcols, ddiffs, r, nkey, source, t, sign, out, 
 
 
 @njit(cache=True)
-def match(data, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey, source, t,
+def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey, source, t,
           sign, out, n):
     """Append every matching pair of the delta (``dcodes`` in delta row order, ``order``
-    sorting them) and ``data``; returns the new count or minus the count needed."""
-    m = data.shape[1]
+    sorting them) and the first ``m`` columns of ``data``; returns the new count or minus
+    the count needed."""
     nd = len(order)
     if m == 0 or nd == 0:
         return n
@@ -133,11 +133,7 @@ def group_by_time(out, n, ncols, depth):
             keys[j, i] = out[ncols + j, i]
         for c in range(ncols):
             keys[depth + c, i] = out[c, i]
-    idx = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        idx[i] = i
-    tmp = np.empty(n, dtype=np.int64)
-    lexsort_segment(keys, idx, 0, n, tmp)
+    idx = sort_rows(keys, n)
     cols = np.empty((ncols, n), dtype=np.int64)
     times = np.empty((n, depth), dtype=np.int64)
     diffs = np.empty(n, dtype=np.int64)

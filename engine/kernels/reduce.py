@@ -3,7 +3,8 @@
 :func:`process` does what ``Reduce.process`` does for count, sum, min, max, distinct and
 threshold over integer-like records (int, bool, interned objects; floats take the numpy path):
 the keys that changed or were scheduled; every row of those keys in the input and output
-traces (one :func:`~.histories.scan_sorted` per spine batch, one scan of the recent rows);
+traces (one :func:`~.histories.scan` per run of ``Trace.packed_runs``: each spine batch and
+the recent rows);
 the new output per key (:func:`~.logics.evaluate_by_key`) minus the output accumulated so
 far; the output changes inserted and emitted, sorted by record like the other paths; the later
 interesting times scheduled.  It returns ``False``, having changed nothing, when the program
@@ -15,22 +16,13 @@ import weakref
 
 import numpy as np
 
+from .. import tuning
 from ..batch import Batch
 from ..columns import FLOAT, INT, key_code
 from . import histories as H
 from . import logics as L
 from .spec import qualifies
 
-#: Reduces over at most this many keys at one time take the kernel path; beyond, the numpy
-#: path packs the rows of many keys straight from the trace batches (``accumulate_until``)
-#: in less memory than the kernel's row buffers (the same bound as the reduce's LARGE_KEYS).
-MAX_KEYS = 1024
-#: Row buffers grown beyond this many rows are released after the run (a from-scratch run
-#: must not keep hundreds of megabytes of scratch space alive).
-KEEP_ROWS = 1 << 16
-#: The recent rows of at most this many query keys are picked key by key (a dictionary
-#: lookup each); larger queries scan every recent row in the kernel.
-RECENT_BY_KEY = 64
 
 class _Buffers:
     """Row buffers reused across runs (one engine thread: no run overlaps another)."""
@@ -39,8 +31,8 @@ class _Buffers:
         self.store: dict = {}
 
     def trim(self) -> None:
-        """Release the buffers that grew beyond :data:`KEEP_ROWS` rows."""
-        for key in [k for k, b in self.store.items() if b.shape[1] > KEEP_ROWS]:
+        """Release the buffers that grew beyond ``tuning.KERNEL_KEEP_ROWS`` rows."""
+        for key in [k for k, b in self.store.items() if b.shape[1] > tuning.KERNEL_KEEP_ROWS]:
             del self.store[key]
 
     def get(self, name: str, fields: int, need: int = 64, keep: int = 0) -> np.ndarray:
@@ -59,15 +51,9 @@ _buffers = _Buffers()
 
 
 def _parts(trace):
-    """``(trace holding the rows, first, arity, row depth)`` of a trace or of the outer
-    trace behind an entered view (its ``batches`` and ``recent`` are read at each run: the
-    trace replaces them as it grows)."""
-    inner = trace
-    while not hasattr(inner, "batches"):
-        inner = inner.inner
-    layout = inner.layout
-    first = 0 if layout and layout[0] is None else 1
-    return inner, first, len(inner.kinds), inner.row_depth
+    """``(trace, arity, row depth)``: what a scan of ``trace`` needs besides its runs (an
+    entered view's rows have fewer time coordinates than its readers' times)."""
+    return trace, len(trace.kinds), trace.row_depth
 
 
 def _contiguous(data: np.ndarray) -> np.ndarray:
@@ -76,37 +62,17 @@ def _contiguous(data: np.ndarray) -> np.ndarray:
     return data if data.flags.c_contiguous else np.ascontiguousarray(data)
 
 
-def _recent_matrix(recent, keys: np.ndarray):
-    """The recent rows of ``keys`` as one ``(fields, m)`` matrix whose first row is the key
-    code (``None`` when there are none)."""
-    by_key = recent.by_key
-    if not by_key:
-        return None
-    if len(keys) <= RECENT_BY_KEY:
-        rows = []
-        for c in keys.tolist():
-            found = by_key.get(c)
-            if found is not None:
-                rows.extend(found)
-    else:
-        rows = recent.rows
-    if not rows:
-        return None
-    return np.array(rows, dtype=np.int64).T.copy()
-
-
 def _scan(part, keys, t, role, later, nl):
     """Every row of ``keys`` in a trace (its :func:`_parts`): ``(rows buffer, n, arity,
     later buffer, nl)``."""
-    inner, first, arity, rdepth = part
-    batches, recent = inner.batches, inner.recent
+    trace, arity, rdepth = part
     rows = _buffers.get(role, 2 + arity)
     n = 0
-    extra = _recent_matrix(recent, keys)
-    for data, is_sorted, f in [(_contiguous(b.data), True, first) for b in batches] + (
-            [] if extra is None else [(extra, False, 1)]):
+    for data, m, is_sorted, first in trace.packed_runs():
+        data = _contiguous(data)
         while True:
-            n2, nl2 = H.scan(data, is_sorted, keys, t, f, arity, rdepth, rows, n, later, nl)
+            n2, nl2 = H.scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later,
+                             nl)
             if n2 >= 0:
                 break
             rows = _buffers.get(role, 2 + arity, -n2, n)
@@ -116,17 +82,9 @@ def _scan(part, keys, t, role, later, nl):
 
 
 def _unique(parts) -> np.ndarray:
-    """Sorted distinct key codes (the sort skipped when they already ascend)."""
+    """Sorted distinct key codes of the changed and scheduled keys (one compiled call)."""
     codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    if len(codes) > 1:
-        if not (codes[1:] >= codes[:-1]).all():
-            codes = np.sort(codes)
-        keep = np.empty(len(codes), dtype=bool)
-        keep[0] = True
-        np.not_equal(codes[1:], codes[:-1], out=keep[1:])
-        if not keep.all():
-            codes = codes[keep]
-    return codes
+    return H.unique_codes(_contiguous(codes))
 
 
 _EMPTY_ROWS = np.empty((1, 0), dtype=np.int64)
@@ -165,7 +123,7 @@ _plans: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 def _plan(op, in_kinds, out_kinds) -> _Plan:
     plan = _plans.get(op)
-    if plan is None or plan.in_kinds is not in_kinds or plan.out_kinds is not out_kinds:
+    if plan is None or plan.in_kinds != in_kinds or plan.out_kinds != out_kinds:
         plan = _plans[op] = _Plan(op, in_kinds, out_kinds)
     return plan
 
@@ -194,9 +152,9 @@ def process(op, t: tuple, inputs, pending) -> bool:
     plan = _plan(op, in_kinds, out_kinds)
     if not plan.ok:
         return False
-    keys = _contiguous(_unique(parts))
+    keys = _unique(parts)
     nk = len(keys)
-    if nk > MAX_KEYS:
+    if nk > tuning.KERNEL_REDUCE_KEYS:
         return False
     tarr = np.array(t, dtype=np.int64)
     later = _buffers.get("later", 1 + len(t))
@@ -221,7 +179,7 @@ def process(op, t: tuple, inputs, pending) -> bool:
     cols, diffs, codes, times, starts = L.finish(
         code, plan.kn, plan.key_is_code, plan.sort_out, nk, rows_in, n_in, arity, rows_out,
         n_out, out_arity, given_cols, given_w, given_starts, later, nl)
-    if max(n_in, n_out, nl) > KEEP_ROWS:
+    if max(n_in, n_out, nl) > tuning.KERNEL_KEEP_ROWS:
         _buffers.trim()
     if len(diffs):
         delta = Batch(list(cols), plan.kinds, diffs, consolidated=True)
@@ -272,6 +230,7 @@ def warm_up() -> None:
                     dtype=np.int64)
     rows = np.empty((4, 8), dtype=np.int64)
     later = np.empty((3, 8), dtype=np.int64)
-    n, nl = H.scan(data, True, keys, t, 1, 2, 2, rows, 0, later, 0)
+    n, nl = H.scan(data, data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
+    H.unique_codes(np.array([2, 1, 2], dtype=np.int64))
     L.finish(L.MIN, 1, True, False, 2, rows, n, 2, rows, n, 2, _EMPTY_ROWS, _EMPTY, _EMPTY,
              later, nl)

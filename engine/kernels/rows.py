@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .logics import _same, lexsort_segment
+from .logics import _same, lexsort_segment, sort_rows
 
 
 @njit(cache=True)
@@ -21,11 +21,7 @@ def consolidate_rows(mat, diffs):
     """``(mat, diffs)`` with equal columns summed, zero sums dropped, sorted by the rows of
     ``mat`` (each column of ``mat`` is one row of fields, most significant field first)."""
     nf, n = mat.shape
-    idx = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        idx[i] = i
-    tmp = np.empty(n, dtype=np.int64)
-    lexsort_segment(mat, idx, 0, n, tmp)
+    idx = sort_rows(mat, n)
     out = np.empty((nf, n), dtype=np.int64)
     w_out = np.empty(n, dtype=np.int64)
     m = 0

@@ -20,14 +20,14 @@ from ddlab.engine.operators.io import Input, ViewSink
 from ddlab.engine.operators.loops import ScopeNode
 from ddlab.engine.operators.reduce import Reduce
 from ddlab.engine.scope import Scope
-from ddlab.engine import trace as trace_module
 from ddlab.engine.trace import Trace
+from ddlab.engine.tuning import tuned
 
 from .reliability_helpers import apply, build_program, epochs, reading
 
 POINTS = [(Operator, "run_at"), (ScopeNode, "run_at"), (Operator, "emit"), (Trace, "insert"),
-          (Trace, "insert_rows"), (Trace, "_merge"), (Scope, "schedule"), (Reduce, "_schedule"), (Batch, "consolidate"),
-          (ViewSink, "commit"), (Input, "flush")]
+          (Trace, "_spill_recent"), (Trace, "_merge"), (Scope, "schedule"), (Reduce, "_schedule"),
+          (Batch, "consolidate"), (ViewSink, "commit"), (Input, "flush")]
 
 
 class Injector:
@@ -80,9 +80,15 @@ def _same_results(a, b):
     return a == b
 
 
+@pytest.mark.slow
 def test_interrupt_at_every_point_rolls_back_or_commits_whole(monkeypatch):
-    # recent rows become spine batches after 4 rows, so this small program merges too
-    monkeypatch.setattr(trace_module, "RECENT_CAPACITY", 4)
+    # every threshold tiny: recent rows become spine batches every three rows, so this small
+    # program merges too, and the large paths run on its small batches
+    with tuned("tiny"):
+        _interrupt_everywhere(monkeypatch)
+
+
+def _interrupt_everywhere(monkeypatch):
     injector = Injector(monkeypatch)
     batches = epochs(4, seed=3)
     counts, firsts = _count_calls(injector, batches)

@@ -23,16 +23,17 @@ from ddlab import NonConvergenceError
 from ddlab.engine import kernels
 from ddlab.engine.batch import Batch
 from ddlab.engine.kernels import spec
-from ddlab.engine.kernels.reduce import _recent_matrix
 from ddlab.engine.lattice import leq_rows
 from ddlab.engine.operators import aggregates as agg
 from ddlab.engine.operators.reduce import Accumulation
 from ddlab.engine.trace import Trace
+from ddlab.engine.tuning import tuned
+
+from graph_oracle import cc_oracle, scc_oracle
 
 from . import oracle
-from .test_algorithms import EPOCHS as GRAPH_EPOCHS, cc_oracle, scc_oracle
-from .test_fast_paths import _run_graph
-from .test_operators import EPOCHS as RECORD_EPOCHS, UNARY, _accumulate, _in_loop
+from .graph_programs import EPOCHS as GRAPH_EPOCHS, assert_same_and_correct, edge_epochs, run_graph
+from .record_programs import EPOCHS as RECORD_EPOCHS, UNARY, _in_loop, accumulate as _accumulate
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 
@@ -132,9 +133,9 @@ def test_diff_by_key_equals_dict_arithmetic(new, old):
     cols, diffs = L.diff_by_key(nc, nw, ns, oc, ow, os_, 5)
     got = Counter({tuple(int(c[i]) for c in cols): int(diffs[i]) for i in range(len(diffs))})
     want = Counter()
-    for g, acc in _consolidated(new, 2).items():
+    for acc in _consolidated(new, 2).values():
         want.update(acc)
-    for g, acc in _consolidated(old, 2).items():
+    for acc in _consolidated(old, 2).values():
         want.subtract(acc)
     assert dict(got) == _diffs(want)
     recs = [tuple(c[i] for c in cols) for i in range(len(diffs))]
@@ -170,13 +171,12 @@ def test_consolidate_rows_equals_the_general_path(rows, with_times):
     """``batch.consolidate`` through the kernel and on the general numpy path: the same rows
     in the same order (sorted by record, then time), zero sums dropped."""
     from ddlab.engine.batch import consolidate
-    from ddlab.engine.config import use_fast_paths
 
     a = np.array(rows, dtype=np.int64).reshape(-1, 4)
     cols, times, diffs = (a[:, 0].copy(), a[:, 1].copy()), a[:, 2:3].copy(), a[:, 3].copy()
     args = (cols, diffs, times) if with_times else (cols, diffs)
     fast = kernels.consolidate(*args[:2], times if with_times else None)
-    with use_fast_paths(False):
+    with tuned("general"):
         general = consolidate(*args)
     assert len(fast) == len(general)
     for f, g in zip(fast, general):
@@ -203,6 +203,20 @@ def test_sorted_runs_equal_a_stable_argsort(a, b):
                                   stable(np.concatenate([sa, sb], axis=1)))
 
 
+@given(rows=st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(-3, 3),
+                              st.sampled_from([0, 1, 2**40, -2**40])), max_size=60),
+       small=st.booleans())
+def test_sort_rows_orders_like_lexsort(rows, small):
+    """The packed sort (fields whose ranges fit in 63 bits) and its field-by-field fallback
+    (wider ranges) both order rows as numpy's lexsort does."""
+    if small:
+        rows = [(a % 1000, b, c % 7) for a, b, c in rows]
+    cols = np.array(rows, dtype=np.int64).reshape(-1, 3).T.copy()
+    order = L.sort_rows(cols, cols.shape[1])
+    want = np.lexsort(cols[::-1]) if cols.shape[1] else np.zeros(0, dtype=np.int64)
+    np.testing.assert_array_equal(cols[:, order], cols[:, want])
+
+
 UPDATES = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 2),
                              st.integers(0, 2), st.sampled_from([1, -1, 2])), max_size=60)
 
@@ -211,16 +225,11 @@ UPDATES = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0
 @given(updates=UPDATES, queries=st.sets(st.integers(-1, 7), max_size=6),
        t=st.tuples(st.integers(0, 2), st.integers(0, 2)), capacity=st.sampled_from([2, 5, 128]))
 def test_scan_equals_trace_gather_and_time_filter(layout, updates, queries, t, capacity):
-    """Rows found by the scans (spine batches and recent rows) are the rows ``Trace.gather``
-    finds, split by ``time <= t`` exactly as the numpy reduce splits them."""
-    from ddlab.engine import trace as trace_module
-
-    saved = trace_module.RECENT_CAPACITY
-    trace_module.RECENT_CAPACITY = capacity
-    try:
+    """Rows found by the scans of ``Trace.packed_runs`` (spine batches and recent rows) are
+    the rows ``Trace.gather`` finds, split by ``time <= t`` exactly as the numpy reduce splits
+    them."""
+    with tuned(RECENT_CAPACITY=capacity):
         _check_scan(layout, updates, queries, t)
-    finally:
-        trace_module.RECENT_CAPACITY = saved
 
 
 def _check_scan(layout, updates, queries, t):
@@ -239,18 +248,13 @@ def _check_scan(layout, updates, queries, t):
     codes = sorted(set(key_code(all_rows.cols, trace.kinds, nkey).tolist()) |
                    {q for q in queries})[: len(queries) + 1]
     keys = np.array(sorted(set(codes)), dtype=np.int64)
-    first = 0 if trace.layout[0] is None else 1
     tarr = np.array(t, dtype=np.int64)
     rows = np.empty((4, 4), dtype=np.int64)
     later = np.empty((3, 4), dtype=np.int64)
     n = nl = 0
-    parts = [(b.data, True, first) for b in trace.batches]
-    extra = _recent_matrix(trace.recent, keys)
-    if extra is not None:
-        parts.append((extra, False, 1))
-    for data, is_sorted, f in parts:
+    for data, m, is_sorted, f in trace.packed_runs():
         while True:
-            n2, nl2 = H.scan(data, is_sorted, keys, tarr, f, 2, 2, rows, n, later, nl)
+            n2, nl2 = H.scan(data, m, is_sorted, keys, tarr, f, 2, 2, rows, n, later, nl)
             if n2 >= 0:
                 break
             grown = np.empty((4, -n2), dtype=np.int64)
@@ -313,14 +317,40 @@ def test_kernel_operators_same_with_kernels_on_and_off(name, depth, epochs):
 
 @given(plan=GRAPH_EPOCHS)
 def test_graph_programs_same_with_kernels_on_and_off(plan):
+    epochs = list(edge_epochs(plan))
     with kernels.use_kernels(True):
-        on = _run_graph(plan, True)
-    with kernels.use_kernels(False):
-        off = _run_graph(plan, True)
-    assert [r[0] for r in on] == [r[0] for r in off]
-    for views, present in on:
-        assert views[0] == views[1] == cc_oracle(present)
-        assert views[2] == views[3] == scc_oracle(present)
+        on = run_graph(epochs)
+    assert_same_and_correct(on, run_graph(epochs, "numpy"))
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_kernel_and_numpy_paths_share_a_reduce_and_a_join(monkeypatch, parity):
+    """The compiled kernels take the runs at some times and the numpy (or Python) paths at
+    the others (by the parity of the time): what one path scheduled or wrote (interesting
+    times as arrays, output rows, recent rows), the other reads."""
+    from ddlab.engine.kernels import join as kernel_join, reduce as kernel_reduce
+
+    reduce_process, join_process = kernel_reduce.process, kernel_join.process
+    monkeypatch.setattr(kernels, "_reduce_process", lambda op, t, *a: sum(t) % 2 == parity
+                        and reduce_process(op, t, *a))
+    monkeypatch.setattr(kernels, "_join_process", lambda op, t, *a: sum(t) % 2 != parity
+                        and join_process(op, t, *a))
+    rng = np.random.default_rng(parity)
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    cc = ddlab.algorithms.connected_components(edges).view()
+    scc = ddlab.algorithms.strongly_connected_components(edges).view()
+    present = set()
+    for _ in range(20):
+        pool = sorted(present)
+        gone = {pool[i] for i in rng.integers(0, len(pool), 3)} if pool else set()
+        new = {(int(a), int(b)) for a, b in rng.integers(0, 30, size=(4, 2))} - present
+        edges.remove(sorted(gone))
+        edges.insert(sorted(new))
+        present = (present - gone) | new
+        flow.step()
+        assert cc.to_dict() == cc_oracle(present)
+        assert scc.to_dict() == scc_oracle(present)
 
 
 KEYED = st.lists(st.lists(st.tuples(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]),
@@ -348,7 +378,7 @@ def test_two_key_columns_and_interned_objects(epochs):
                 out.append([v.to_dict() for v in views])
                 assert out[-1][3] == oracle.distinct(acc)
                 groups: dict = {}
-                for (k, s, v), m in acc.items():
+                for (k, s, _), m in acc.items():
                     groups[(k, s)] = groups.get((k, s), 0) + m
                 assert out[-1][0] == {(k, s, n): 1 for (k, s), n in groups.items() if n}
             results[on] = out
