@@ -1,25 +1,25 @@
 """ddlab: a notebook-first differential dataflow environment.
 
 The engine (``ddlab.engine``) knows nothing of Jupyter; ``%load_ext ddlab`` loads the magics
-from ``ddlab.kernel_ext``.  The public Python API is re-exported here.
+from ``ddlab.kernel_ext``.  The public Python API is re-exported here, with ``ddlab.lattice``
+and ``ddlab.algorithms`` (short names for the engine's modules); ``dir(ddlab)`` lists it.
 """
-from __future__ import annotations
-
 # Absolute imports on purpose: pytest imports this file as a plain module when the checkout's
 # folder name is not a Python identifier (e.g. ``ddlab-main``), where relative imports fail.
-from ddlab._version import __version__
-
-import sys as _sys
-
-from ddlab.engine import *  # noqa: F401,F403  (the engine's public API)
+from ddlab._version import __version__  # noqa: F401  (re-exported: __all__ below)
+from ddlab.engine import *  # noqa: F403  (the engine's public API)
 from ddlab.engine import __all__ as _engine_all
-from ddlab.engine import algorithms
+import ddlab.algorithms as algorithms  # noqa: F401  (after the engine: it builds on it)
+import ddlab.lattice as lattice  # noqa: F401
 from ddlab.engine.rules import rules  # noqa: F401  (ddlab.rules(text, inputs): Datalog rules)
 
-# ``ddlab.algorithms`` is the graph-algorithm library that lives in engine/algorithms/.
-_sys.modules["ddlab.algorithms"] = algorithms
+__all__ = sorted(set(_engine_all) | {"algorithms", "lattice", "rules", "__version__"})
+del _engine_all
 
-__all__ = list(_engine_all) + ["algorithms", "__version__"]
+
+def __dir__():
+    """The public API (what ``from ddlab import *`` gives) and the IPython extension hooks."""
+    return sorted(__all__ + ["load_ipython_extension", "unload_ipython_extension"])
 
 
 def load_ipython_extension(ipython):  # pragma: no cover - exercised through IPython

@@ -13,6 +13,7 @@ sample's time goes to the innermost engine function on its stack that belongs to
 - ``trace maintenance``: inserting batches into traces and merging them;
 - ``operator logic``: the operators' own vectorised work (join matching, reduce bookkeeping
   and logics, linear operators, loop plumbing);
+- ``kernels``: the compiled kernels and their Python glue (``engine/kernels``);
 - ``user code``: functions the program supplied (``map_columns`` lambdas, ...);
 - ``sinks``: views and subscribers; ``other``: the benchmark's own code.
 
@@ -25,43 +26,78 @@ import os
 import sys
 
 _ENGINE = os.sep + "engine" + os.sep
+#: a frame of a function mapped to this inherits its caller's layer (shared helpers)
+INHERIT = "inherit"
+_LOOKUPS, _MAINTENANCE = "trace lookups", "trace maintenance"
 
+#: engine file (relative to ``engine/``) -> {function: layer}; ``"*"`` is the file's default.
+#: Functions of the trace package are named one by one (a test checks that every function
+#: defined there is), so a new lookup cannot fall into another layer unnoticed.
 _LAYERS = {
     "scope.py": {"*": "scheduling"},
     "dataflow.py": {"*": "scheduling"},
-    "base.py": {"run_at": "scheduling", "enqueue": "scheduling", "emit": "scheduling",
-                "input_time": "scheduling"},
-    "batch.py": {"*": "consolidation"},
-    "trace.py": {"gather": "trace lookups", "gather_matches": "trace lookups",
-                 "_collect": "trace lookups", "expand_ranges": "trace lookups",
-                 "take": "trace lookups", "concat": "trace lookups", "_extend": "trace lookups",
-                 "_lookup": "trace lookups", "_small_lookup": "trace lookups",
-                 "histories": "trace lookups", "_read_spine": "trace lookups",
-                 "_recent_part": "trace lookups", "_packed": "trace lookups",
-                 "insert": "trace maintenance", "_maintain": "trace maintenance",
-                 "_merge": "trace maintenance", "compact": "trace maintenance",
-                 "*": "trace maintenance"},
-    "io.py": {"*": "sinks"},
-    "view.py": {"*": "sinks"},
     "statistics.py": {"*": "scheduling"},
-    "reduce.py": {"_accumulate_small": "consolidation"},
+    "operators/base.py": {"run_at": "scheduling", "enqueue": "scheduling", "emit": "scheduling",
+                          "input_time": "scheduling"},
+    "batch.py": {"*": "consolidation"},
+    "operators/reduce.py": {"_accumulate_small": "consolidation"},
+    "operators/io.py": {"*": "sinks"},
+    "view.py": {"*": "sinks"},
+    # the trace package: what reads it is a lookup, what writes it maintenance
+    "trace/lookup.py": {"*": _LOOKUPS},
+    "trace/rows.py": {"*": _LOOKUPS},
+    "trace/entered.py": {"*": _LOOKUPS},
+    "trace/reader.py": {"*": _LOOKUPS},
+    "trace/layout.py": {"pack": _MAINTENANCE,
+                        "is_sorted": _MAINTENANCE, "unpack": INHERIT, "take_columns": INHERIT,
+                        "packed_matrix": INHERIT},
+    "trace/batches.py": {"__init__": INHERIT, "from_packed": INHERIT, "__len__": INHERIT,
+                         "take": _LOOKUPS},
+    "trace/recent.py": {"__init__": _MAINTENANCE, "__len__": INHERIT,
+                        "append_columns": _MAINTENANCE, "_room": _MAINTENANCE,
+                        "_appended": _MAINTENANCE, "buffer": INHERIT, "_sync": _LOOKUPS,
+                        "rows": _LOOKUPS, "by_key": _LOOKUPS,
+                        "truncated": _MAINTENANCE, "batch": INHERIT, "part": _LOOKUPS,
+                        "forget": _MAINTENANCE, "histories": _LOOKUPS, "_read_spine": _LOOKUPS},
+    "trace/spine.py": {"__init__": _MAINTENANCE, "row_depth": INHERIT, "layout": INHERIT,
+                       "__len__": INHERIT, "snapshot": _MAINTENANCE, "restore": _MAINTENANCE,
+                       "check_kinds": _MAINTENANCE, "insert": _MAINTENANCE,
+                       "_spill_recent": _MAINTENANCE, "_maintain": _MAINTENANCE,
+                       "packed_runs": INHERIT,
+                       "_should_merge": _MAINTENANCE, "_merge": _MAINTENANCE,
+                       "_merge_by_key": _MAINTENANCE, "compact": _MAINTENANCE,
+                       "gather": _LOOKUPS, "gather_matches": _LOOKUPS,
+                       "accumulate_until": _LOOKUPS, "all_rows": _LOOKUPS,
+                       "compacted_rows": _LOOKUPS, "rows_where": _LOOKUPS, "_spine": _LOOKUPS,
+                       "_recent_by_key": _LOOKUPS, "_small_lookup": _LOOKUPS,
+                       "_packed": _LOOKUPS, "_no_rows": _LOOKUPS},
 }
 LAYERS = ("scheduling", "consolidation", "trace lookups", "trace maintenance",
-          "operator logic", "user code", "sinks", "other")
+          "operator logic", "kernels", "user code", "sinks", "other")
+
+
+def engine_file(file_path: str) -> str | None:
+    """``file_path`` relative to the engine folder (``"trace/spine.py"``), or None."""
+    if _ENGINE not in file_path:
+        return None
+    return file_path.rsplit(_ENGINE, 1)[1].replace(os.sep, "/")
 
 
 def layer_of(file_path: str, function: str) -> str | None:
-    """The layer a frame belongs to, or None when it inherits its caller's (numpy, builtins)."""
+    """The layer a frame belongs to, or None when it inherits its caller's (numpy, builtins,
+    shared helpers)."""
     if not file_path:
         return None
-    if _ENGINE in file_path:
-        name = os.path.basename(file_path)
+    name = engine_file(file_path)
+    if name is not None:
+        if name.startswith("kernels/"):
+            return "kernels"
         table = _LAYERS.get(name)
         if table is not None:
             layer = table.get(function) or table.get("*")
             if layer:
-                return layer
-        if function == "<lambda>" or name == "graphs.py":
+                return None if layer == INHERIT else layer
+        if function == "<lambda>" or name.endswith("graphs.py"):
             return "user code"  # functions the algorithms hand to map_columns, prioritize...
         return "operator logic"
     if "site-packages" in file_path or "<" in file_path or "lib/python" in file_path:

@@ -17,4 +17,5 @@ WORKLOADS = {
     "soak": "benchmarks.soak:run",
     "rules": "benchmarks.rules_workload:run",
     "why": "benchmarks.why_workload:run",
+    "kernels": "benchmarks.kernels_workload:run",
 }

@@ -53,7 +53,8 @@ def run(args) -> dict:
         "steps": batches.steps,
         "update_rows": batches.total_rows,
         "batch_rows_median": int(np.median(batches.sizes)),
-        "spark_master": str(spark.conf.get("spark.master", "connect")) if not type(spark).__module__.startswith("pyspark.sql.connect") else "connect",
+        "spark_master": ("connect" if type(spark).__module__.startswith("pyspark.sql.connect")
+                         else str(spark.conf.get("spark.master", "connect"))),
         "session_start_s": round(t_session - t0, 2),
         "load_s": round(t_loaded - t_session, 2),
         "window_s": round(t_windows - t_loaded, 2),

@@ -5,15 +5,15 @@ operators), :class:`Loop` (mutual recursion), :class:`View`, the errors, and the
 helpers.  Nothing here knows about Jupyter.
 """
 from .collection import Collection
-from .config import DEFAULT_MAX_ITERATIONS
 from .dataflow import Dataflow, StepReport
 from .input import InputCollection
-from .loops import Loop, Variable
+from .loops import DEFAULT_MAX_ITERATIONS, Loop, Variable
 from .errors import (DataflowError, InputError, NonConvergenceError, OperatorError, SchemaError,
                      StepInProgress, SubscriberError)
 from .budget import BudgetExceeded, DEFAULT_MAX_ROWS_PER_EPOCH
 from .checkpoint import CheckpointError
 from .view import View
+from .operators.choose import SizeChoice
 from . import lattice
 
 __all__ = [
@@ -21,5 +21,5 @@ __all__ = [
     "DataflowError", "InputError", "NonConvergenceError", "OperatorError", "SchemaError", "SubscriberError",
     "StepInProgress", "BudgetExceeded", "DEFAULT_MAX_ROWS_PER_EPOCH",
     "CheckpointError",
-    "lattice", "DEFAULT_MAX_ITERATIONS",
+    "lattice", "DEFAULT_MAX_ITERATIONS", "SizeChoice",
 ]

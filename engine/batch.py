@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import config
+from . import kernels, tuning
 from .errors import SchemaError
 from .columns import KIND_NAMES
-
-_EMPTY_I = np.zeros(0, dtype=np.int64)
 
 
 class Batch:
@@ -54,15 +52,12 @@ class Batch:
         return f"Batch({len(self)} updates, kinds={''.join(self.kinds)})"
 
 
-_PACK_MIN_ROWS = 512
-
-
 def pack_keys(keys) -> list[np.ndarray]:
     """Fewer sort keys that order rows like ``keys`` do together (first key most significant):
     runs of consecutive integer keys whose value ranges fit in 63 bits are packed into one
     int64 (shifted by their minimum).  Sorting one packed column is several times faster than
     a multi-key lexsort, and equal rows keep equal packed values."""
-    if not config.fast_paths or (len(keys) > 1 and len(keys[0]) < _PACK_MIN_ROWS):
+    if not tuning.FAST_PATHS or (len(keys) > 1 and len(keys[0]) < tuning.PACK_KEYS_ROWS):
         return list(keys)  # small batches: a lexsort costs less than finding the ranges
     chunks, current, bits_used = [], [], 0
     for k in keys:
@@ -129,9 +124,13 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
         if times is None:
             return tuple(c[keep] for c in cols), diffs[keep]
         return tuple(c[keep] for c in cols), times[keep], diffs[keep]
-    if n <= SMALL_ROWS and config.fast_paths and all(c.dtype.kind == "i" for c in cols):
+    if n < tuning.KERNEL_CONSOLIDATION and tuning.FAST_PATHS and kernels.active() and \
+            diffs.dtype == np.int64 and all(c.dtype == np.int64 for c in cols):
+        return kernels.consolidate(cols, diffs, times)
+    if n <= tuning.SMALL_CONSOLIDATION and tuning.FAST_PATHS and \
+            all(c.dtype.kind == "i" for c in cols):
         return _consolidate_small(cols, diffs, times)
-    if n >= PACKED_ROWS and config.fast_paths:
+    if n >= tuning.PACKED_ROWS and tuning.FAST_PATHS:
         out = _consolidate_packed(cols, diffs, times)
         if out is not None:
             return out
@@ -159,10 +158,6 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
     return out_cols, times.take(pick, axis=0), sums[keep]
 
 
-#: From this many rows on, consolidation first tries :func:`_consolidate_packed`.
-PACKED_ROWS = 1024
-
-
 def _consolidate_packed(cols, diffs, times):
     """:func:`consolidate` for int64 rows whose fields and diff fit together in 63 bits (the
     usual case: node ids, labels, small iteration coordinates, diffs of +-1): each row and its
@@ -180,11 +175,11 @@ def _consolidate_packed(cols, diffs, times):
                             [(int(diffs.min()), int(diffs.max()))])
     if ranges is None:
         return None
-    n = len(diffs)
+    n, chunk = len(diffs), tuning.CHUNK_ROWS
     packed = np.zeros(n, dtype=np.int64)
-    tmp = np.empty(min(n, CHUNK_ROWS), dtype=np.int64)
-    for a in range(0, n, CHUNK_ROWS):
-        b = min(a + CHUNK_ROWS, n)
+    tmp = np.empty(min(n, chunk), dtype=np.int64)
+    for a in range(0, n, chunk):
+        b = min(a + chunk, n)
         seg, t = packed[a:b], tmp[:b - a]
         for k, (lo, bits) in zip(keys + [diffs], ranges):
             if bits:
@@ -211,19 +206,14 @@ def packing_ranges(bounds):
     return ranges
 
 
-#: Rows per chunk where large arrays are scanned chunk by chunk through scratch buffers
-#: (they stay in cache, and no array-sized temporary is allocated).
-CHUNK_ROWS = 1 << 20
-
-
 def _group_starts(packed, shift):
     """Indices where ``packed >> shift`` (sorted) changes, the first row included."""
-    n = len(packed)
+    n, chunk = len(packed), tuning.CHUNK_ROWS
     parts = []
-    buf = np.empty(min(n, CHUNK_ROWS) + 1, dtype=np.int64)
-    change = np.empty(min(n, CHUNK_ROWS), dtype=bool)
-    for a in range(0, n, CHUNK_ROWS):
-        b = min(a + CHUNK_ROWS, n)
+    buf = np.empty(min(n, chunk) + 1, dtype=np.int64)
+    change = np.empty(min(n, chunk), dtype=bool)
+    for a in range(0, n, chunk):
+        b = min(a + chunk, n)
         lo = a - 1 if a else 0  # the row before the chunk decides its first row
         g = buf[:b - lo]
         np.right_shift(packed[lo:b], shift, out=g)
@@ -293,11 +283,6 @@ def sum_packed(packed, ranges, ncols):
     return tuple(fields[:ncols]), out_times, sums
 
 
-#: Below this many rows, consolidation sums diffs in a Python dict: a handful of numpy calls
-#: (tens of microseconds of fixed cost) would cost more than the rows themselves.
-SMALL_ROWS = 32
-
-
 def _consolidate_small(cols, diffs, times):
     """:func:`consolidate` for a few integer rows (same result, same order)."""
     keys = [c.tolist() for c in cols]
@@ -356,7 +341,3 @@ def unify_kinds(kind_lists, where: str) -> tuple:
                               "one column must keep one type")
     return tuple(out)
 
-
-def empty_like(kinds) -> Batch:
-    return Batch([_EMPTY_I.astype(np.float64) if k == "f" else _EMPTY_I for k in kinds], kinds,
-                 _EMPTY_I, True)

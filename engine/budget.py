@@ -45,16 +45,16 @@ class BudgetExceeded(DataflowError, MemoryError):
 def charge(op, rows: int, what: str = "emit") -> None:
     """Count ``rows`` against ``op``'s budget for the running step; raise if over it.
 
-    The count restarts with every step attempt (``flow._step_serial``), so a rolled-back
+    The count restarts with every step attempt (``flow.step_serial``), so a rolled-back
     epoch does not spend the next one's budget."""
     flow = op.flow
     limit = flow.max_rows_per_epoch
     if limit is None:
         return
-    serial = flow._step_serial
-    if op._budget_serial != serial:
-        op._budget_serial, op._budget_rows = serial, 0
-    total = op._budget_rows + rows
+    serial = flow.step_serial
+    if op.budget_serial != serial:
+        op.budget_serial, op.budget_rows = serial, 0
+    total = op.budget_rows + rows
     if total > limit:
         raise BudgetExceeded(
             f"{op.label} in {op.scope.path!r} would {what} {total:,} rows in epoch {flow.epoch}, "
@@ -63,7 +63,7 @@ def charge(op, rows: int, what: str = "emit") -> None:
             f"out. Look for a join whose keys match too widely (many records with one key), "
             f"or raise the budget (None lifts it).", operator=op.label, rows=total, limit=limit)
     if what == "emit":
-        op._budget_rows = total
+        op.budget_rows = total
 
 
 def check_pending(op, rows: int, what: str) -> None:

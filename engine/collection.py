@@ -13,6 +13,7 @@ from typing import Callable
 from .errors import DataflowError
 from .operators import aggregates as agg
 from .operators.arrange import Arrange
+from .operators.choose import Decide, SizeChoice
 from .operators.io import SubscribeSink, ViewSink
 from .operators.join import Join
 from .operators.linear import (Concat, Consolidate, Filter, FilterColumns, FlatMap, Inspect, Map,
@@ -171,6 +172,23 @@ class Collection:
         """
         return Collection(Consolidate(self.scope, [self.op], name), self.columns)
 
+    def decide(self, choice: SizeChoice, name: str | None = None) -> "Collection":
+        """This collection unchanged; its first non-empty batch fixes ``choice`` (a
+        :class:`~ddlab.engine.operators.choose.SizeChoice`) for good.  Operators built
+        downstream read ``choice.choice`` (``"small"`` or ``"large"``) to pick a formulation
+        by the size of the first load (``algorithms`` picks plain or prioritized label
+        propagation this way); a rolled-back first epoch leaves it open.  The operator's name
+        in ``flow.stats()`` says what was chosen and why.
+
+        >>> flow = Dataflow(); xs = flow.input("xs")
+        >>> size = SizeChoice(3, {"small": "few", "large": "many"}, what="records")
+        >>> seen = xs.decide(size).view()
+        >>> xs.insert([1, 2, 3]); _ = flow.step()
+        >>> size.choice, size.explain(), seen.to_dict()
+        ('large', 'many: first load 3 records >= 3', {1: 1, 2: 1, 3: 1})
+        """
+        return Collection(Decide(self.scope, self.op, choice, name), self.columns)
+
     def inspect(self, fn: Callable = print, name: str | None = None) -> "Collection":
         """Debugging tap: ``fn(record, time, diff)`` for every update passing by.
 
@@ -198,10 +216,10 @@ class Collection:
         trace = getattr(self.op, "trace", None)
         if trace is not None and trace.nkey == nkey:
             return self.op
-        cache = self.op.__dict__.setdefault("_arrangements", {})
-        if nkey not in cache:
-            cache[nkey] = Arrange(self.scope, self.op, nkey, name)
-        return cache[nkey]
+        arranged = self.op.arrangements.get(nkey)
+        if arranged is None:
+            arranged = self.op.arrangements[nkey] = Arrange(self.scope, self.op, nkey, name)
+        return arranged
 
     def _bring(self, other: "Collection", nkey: int | None = None) -> "Collection":
         """``other`` as seen from this collection's scope (entered if it is outside)."""
@@ -489,8 +507,7 @@ class Collection:
 
         trace = getattr(self.op, "trace", None)
         if trace is None:
-            cache = self.op.__dict__.get("_arrangements", {})
-            arranged = next(iter(cache.values()), None)
+            arranged = next(iter(self.op.arrangements.values()), None)
             trace = arranged.trace if arranged is not None else None
         if trace is None:
             raise DataflowError(f"{self!r} keeps no trace; build it with .arrange() (before "
@@ -522,7 +539,7 @@ class Collection:
             raise DataflowError(f"{self!r} is inside loop {self.scope.path!r}; views read "
                                 "collections outside loops (use leave() first)")
         sink = ViewSink(self.scope, self.op, name or f"view of {self.op.name}")
-        self.flow._views.append(sink)
+        self.flow.add_view(sink)
         return View(sink, self)
 
     def subscribe(self, fn: Callable[[list], None], name: str | None = None) -> "Collection":
@@ -544,5 +561,5 @@ class Collection:
         if self.scope.parent is not None:
             raise DataflowError(f"{self!r} is inside a loop; subscribe to it after leave()")
         sink = SubscribeSink(self.scope, self.op, fn, name or f"subscriber of {self.op.name}")
-        self.flow._subscribers.append(sink)
+        self.flow.add_subscriber(sink)
         return self

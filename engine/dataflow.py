@@ -8,12 +8,12 @@ import pandas as pd
 
 from .collection import Collection
 from .columns import Interner
-from .config import DEFAULT_MAX_ITERATIONS
 from .budget import DEFAULT_MAX_ROWS_PER_EPOCH
+from .fusion import fuse
 from .errors import DataflowError, StepInProgress
 from .interrupts import DeferredInterrupts
 from .input import InputCollection
-from .loops import Loop
+from .loops import DEFAULT_MAX_ITERATIONS, Loop
 from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
@@ -61,7 +61,7 @@ class Dataflow:
         self.max_iterations = max_iterations
         #: rows one operator may produce per epoch before BudgetExceeded (budget.py)
         self.max_rows_per_epoch = max_rows_per_epoch
-        self._step_serial = 0
+        self._step_serial = 0  # step attempts so far (see step_serial)
         self._stepping = False
         #: keep each input's accumulated contents (what save() writes); costs one trace each
         self.retain_inputs = retain_inputs
@@ -78,12 +78,30 @@ class Dataflow:
         self._graph_changed = True
         self.root = Scope(self, None, "root")
 
-    # -- building ----------------------------------------------------------------------
+    # -- building (the hooks operators and collections call) -----------------------------
     def register_operator(self, op) -> int:
         """Add ``op`` to this flow (called by every operator's constructor); returns its id."""
         self._ops.append(op)
         self._graph_changed = True
         return len(self._ops) - 1
+
+    def mark_graph_changed(self) -> None:
+        """An edge or a scope was added: the next step re-sorts the operators."""
+        self._graph_changed = True
+
+    def add_view(self, sink) -> None:
+        """Register a view's sink: it takes each epoch's changes when the epoch commits."""
+        self._views.append(sink)
+
+    def add_subscriber(self, sink) -> None:
+        """Register a subscriber's sink: it is handed each committed epoch's updates."""
+        self._subscribers.append(sink)
+
+    @property
+    def step_serial(self) -> int:
+        """How many step attempts have started (rolled-back ones included): the running
+        attempt's number, which restarts every operator's row budget (``budget.py``)."""
+        return self._step_serial
 
     def input(self, name: str, columns: list[str] | None = None) -> InputCollection:
         """A new input collection; ``columns`` names (and fixes the number of) its fields.
@@ -171,6 +189,7 @@ class Dataflow:
     def _step(self) -> StepReport:
         if self._graph_changed:
             self.root.toposort()
+            fuse(self._ops)
             self._graph_changed = False
         epoch = self.epoch
         snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
@@ -197,7 +216,7 @@ class Dataflow:
             stats.discard()
             lost = {}
             for name, inp in self._inputs.items():
-                lost[name] = inp._decode_pending()
+                lost[name] = inp.pending_updates()
                 inp.op.pending = []
             err.discarded_updates = lost
             if hasattr(err, "add_note"):

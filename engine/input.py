@@ -128,16 +128,13 @@ class InputCollection(Collection):
         >>> _ = flow.step(); xs.pending_count
         0
         """
-        return self._decode_pending()
-
-    @property
-    def pending_count(self) -> int:
-        """How many updates wait for the next step."""
-        return sum(len(b) for b in self.op.pending)
-
-    def _decode_pending(self) -> list:
         out = []
         for b in self.op.pending:
             rows = decode_rows(b.cols, b.kinds, self.flow.interner)
             out.extend(zip(rows, b.diffs.tolist()))
         return out
+
+    @property
+    def pending_count(self) -> int:
+        """How many updates wait for the next step."""
+        return sum(len(b) for b in self.op.pending)

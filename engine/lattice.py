@@ -16,6 +16,10 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["leq", "lub", "glb", "leq_rows", "lub_rows", "advance", "pack_priority",
+           "unpack_priority", "iteration_of", "display_time", "EPOCH", "ITERATION", "PRIORITY",
+           "PRIORITY_BITS", "ITERATION_MASK", "MAX_PRIORITY", "MAX_PRIORITIZED_ITERATIONS"]
+
 PRIORITY_BITS = 20  # iteration part: small packed values sort and pack fast
 ITERATION_MASK = (1 << PRIORITY_BITS) - 1
 MAX_PRIORITY = (1 << 40) - 1

@@ -13,6 +13,10 @@ from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY
 from .operators.linear import Concat
 from .operators.loops import Enter, Feedback, Ingress
 
+#: The iteration bound of every loop unless its ``max_iterations`` (or the Dataflow's) says
+#: otherwise: a loop still changing after this many iterations raises NonConvergenceError.
+DEFAULT_MAX_ITERATIONS = 10_000
+
 
 def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
     """``other`` as seen from ``scope``: itself, or entered if it lives in an enclosing scope
@@ -26,11 +30,11 @@ def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
             f"{other!r} is defined inside loop {other.scope.path!r}, which is not around "
             f"{scope.path!r}; take it out of the loop with leave(), or build the loop inside "
             f"that one (enter its seed first: seed.enter(collection_in_the_loop).iterate(...))")
-    source = other._arranged(nkey) if nkey is not None else other.op
-    cache = source.__dict__.setdefault("_entered", {})
-    if id(scope) not in cache:
-        cache[id(scope)] = Enter(scope, source)
-    return Collection(cache[id(scope)], other.columns)
+    source = other.arrange(nkey).op if nkey is not None else other.op
+    entered = source.entered.get(id(scope))
+    if entered is None:
+        entered = source.entered[id(scope)] = Enter(scope, source)
+    return Collection(entered, other.columns)
 
 
 class Loop:
@@ -51,7 +55,7 @@ class Loop:
         self.flow = flow
         self.scope = Scope(flow, outer_scope, _unique_scope_name(outer_scope, name),
                            PRIORITY if prioritized else ITERATION, bound)
-        flow._graph_changed = True
+        flow.mark_graph_changed()
 
     def variable(self, seed: Collection, priority=None) -> "Variable":
         """A loop variable starting from ``seed`` (brought into the loop); ``set`` it to the

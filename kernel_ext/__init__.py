@@ -5,42 +5,15 @@ engine's objects (views, collections, dataflows, step reports) and for the Spark
 objects, and prints one line: the ddlab version and whether Spark is usable (checked without
 starting a JVM; if not, why and how to fix it).
 
-The magics (every command has ``--help``; ``%dd?`` shows this overview)::
+The magics: ``%dd --help`` (or ``%dd?``) lists every command, one line each, generated from
+the commands' own parsers (``commands/``); every command has ``--help``.  A session::
 
-    %dd input NAME --from SOURCE [options]   declare an input collection
-        %dd input edges --from collegemsg --window 7d --step 1d      (Spark, sliding window)
-        %dd input edges --from df                                     (a pandas DataFrame)
-        %dd input edges --from data/msgs.csv --src from --dst to --time ts
-        %dd input edges --sql "SELECT a AS src, b AS dst, t AS time FROM events"
-        %dd input edges --columns src,dst                             (empty, fed by insert)
-    %%dd NAME [--no-arrange] [--no-step]     declare a derived collection from the cell body
-        %%dd cc
-        connected_components(edges)
-    %dd step [N] | %dd step --to K           N window positions (N < 0: back), one epoch each
-        %dd step 3          %dd step -1          %dd step --to 40
-    %dd insert NAME ROWS [--no-step]         add rows (literal or DataFrame/list variable)
-        %dd insert edges [(1, 2), (2, 3)]
-    %dd remove NAME ROWS [--no-step]         remove rows
-        %dd remove edges [(2, 3)]
-    %dd show NAME [--limit N] [--sort A,B]   current contents with multiplicities
-        %dd show cc --limit 10       (also just: %dd cc)
-    %dd changes NAME                         the last epoch's additions and retractions
-        %dd changes cc
-    %dd trace NAME                           the arrangement's updates by time + loop lattice
-        %dd trace scc
-    %dd stats [NAME] [--by operator|iteration|time] [--epoch E | --all]
-        %dd stats scc --by iteration
-    %dd graph [NAME] [--epoch E]             SVG of the dataflow, loops as nested boxes,
-        %dd graph cc                         edges labelled with the updates they carried
-    %dd explore NAME [--kind scc|cc|table]   the window explorer: slider, Play, live plots
-        %dd explore scc
-    %dd status                               the session (also: %dd alone)
-    %dd drop NAME                            forget a declaration (the flow is rebuilt)
-    %dd rebuild [--restart]                  rebuild from the declarations (same epoch and
-                                             contents), or start over at epoch 0
-    %dd reset                                forget everything, new empty dataflow
-    %dd save PATH | %dd load PATH            the session's inputs, windows and positions on
-                                             disk (Arrow IPC + checksummed JSON, no pickle)
+    %dd input edges --from collegemsg --window 7d --step 1d      (Spark, sliding window)
+    %%dd cc
+    connected_components(edges)
+    %dd step 3
+    %dd show cc --limit 10
+    %dd explore cc
 
 Declared names are ordinary Python variables holding the live collections (``edges.insert``
 and ``flow.step()`` work from Python, and Python values can be used in ``%%dd`` bodies).

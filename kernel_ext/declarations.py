@@ -12,12 +12,19 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["InputDecl", "DerivedDecl", "RESERVED", "mentions"]
+__all__ = ["InputDecl", "DerivedDecl", "RESERVED", "mentions"]  # noqa: F822  (RESERVED: __getattr__)
 
-#: words that are commands of ``%dd`` and so cannot name a collection
-RESERVED = {"input", "step", "insert", "remove", "show", "changes", "trace", "stats", "graph",
-            "drop", "reset", "rebuild", "status", "help", "explore", "save", "load", "why",
-            "why-loop", "why-cost", "rules"}
+
+
+def __getattr__(name):
+    """``RESERVED``: the words that are commands of ``%dd`` (and ``help``) and so cannot name a
+    collection, from the command table itself (computed on first use: the commands import
+    this module)."""
+    if name == "RESERVED":
+        from .commands import CELL_COMMANDS, COMMANDS
+
+        return frozenset(COMMANDS) | frozenset(CELL_COMMANDS) | {"help"}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass

@@ -48,7 +48,7 @@ def _is_spark_df(obj) -> bool:
 
 
 def _is_load_result(obj) -> bool:
-    return hasattr(obj, "df") and hasattr(obj, "report") and _is_spark_df(getattr(obj, "df"))
+    return hasattr(obj, "df") and hasattr(obj, "report") and _is_spark_df(obj.df)
 
 
 def _durations(req: LoadRequest):

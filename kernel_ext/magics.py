@@ -13,48 +13,22 @@ from IPython.core.magic import (Magics, line_cell_magic, magics_class, needs_loc
                                 no_var_expand)
 from IPython.utils.process import arg_split
 from traitlets import Bool, Int, observe
-from traitlets.config.configurable import Configurable
 
 from ddlab.engine import DEFAULT_MAX_ITERATIONS, Collection, DataflowError, View
 
-from .commands import CELL_COMMANDS, COMMANDS, DEFINE
+from .commands import CELL_COMMANDS, COMMANDS, DEFINE, overview
 from .messages import SessionError, first_line, hint, suggest
 from .progress import NullProgress, Progress
 from .session import Session
 
 __all__ = ["DDMagics", "DD_HELP"]
 
-DD_HELP = """\
-ddlab magics: declare, step and inspect a differential dataflow in this kernel.
-
-  %dd input NAME --from SOURCE [--window 7d --step 1d]  declare an input collection
-        SOURCE: a dataset (collegemsg), a CSV/JSON/Parquet path, a DataFrame variable;
-        or --sql "SELECT ..."; map columns with --src/--dst/--time (or --columns a,b)
-  %%dd NAME                              declare a derived collection; the cell body is an
-        engine expression over declared collections, e.g. connected_components(edges)
-  %%dd rules [--limit N [--partial]]     Datalog rules over declared collections; each
-        .output relation becomes a derived collection (recursion, negation, aggregates)
-  %dd step [N] | %dd step --to K         move the windows N positions (N < 0: back), one
-        epoch each; without a window, one epoch applying the queued rows
-  %dd insert NAME ROWS | %dd remove NAME ROWS   change an input (rows inline such as
-        [(1, 2), (2, 3)], or a DataFrame/list variable) and step once
-  %dd show NAME | %dd changes NAME | %dd trace NAME   contents, last epoch's changes, trace
-  %dd stats [NAME] [--by operator|iteration|time]    per-operator statistics
-  %dd graph [NAME]                       the dataflow picture, edges labelled with updates
-  %dd explore NAME                       slide the window and watch NAME, the per-iteration
-        differences, the lattice trace and latency live (the explorer widget)
-  %dd why NAME RECORD | %dd why-loop [NAME] | %dd why-cost   which input records produce a
-        record, why the loops ran as long as they did, what the last move cost
-  %dd status | %dd drop NAME | %dd rebuild [--restart] | %dd reset
-  %dd save PATH | %dd load PATH          the session on disk (inputs, windows, positions)
-
-Declared names are Python variables (collections): use them in Python, too.
-Every command has --help, e.g. %dd input --help, %%dd --help.
-"""
+#: ``%dd --help`` and ``%dd?``: one line per command, generated from the commands' parsers
+DD_HELP = overview()
 
 
 @magics_class
-class DDMagics(Magics, Configurable):
+class DDMagics(Magics):
     """The ddlab magics; configure with ``%config DDMagics.display_limit = 50``."""
 
     display_limit = Int(20, config=True, help="Rows shown by tables (show, changes, trace, stats).")
@@ -68,17 +42,17 @@ class DDMagics(Magics, Configurable):
                          help="Iteration bound of loops in dataflows the magics build.")
 
     def __init__(self, shell=None, **kwargs):
-        Configurable.__init__(self, config=shell.config if shell is not None else None)
-        Magics.__init__(self, shell=shell, **kwargs)
+        # Magics registers us in shell.configurables (once) and reads the shell's config
+        super().__init__(shell=shell, **kwargs)
         self.session = Session(max_iterations=self.max_iterations)
         self._pushed: dict = {}
         self._claim: str | None = None
-        if shell is not None:
-            shell.configurables.append(self)
 
     @observe("max_iterations")
     def _max_iterations_changed(self, change):
-        self.session.max_iterations = change["new"]     # used by the next (re)build
+        session = getattr(self, "session", None)        # None while the config is loading
+        if session is not None:
+            session.max_iterations = change["new"]      # used by the next (re)build
 
     # == the magic ===========================================================================
     @no_var_expand
@@ -93,7 +67,7 @@ class DDMagics(Magics, Configurable):
             return self._dispatch(line, cell, ns)
         except SessionError as err:
             if not self.short_errors and isinstance(err.__cause__, Exception):
-                raise err.__cause__     # the underlying engine/Spark/body error, traceback kept
+                raise err.__cause__  # noqa: B904 - the underlying error itself, traceback kept
             raise UsageError(str(err)) from None
         except DataflowError as err:
             if not self.short_errors:

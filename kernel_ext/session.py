@@ -25,7 +25,8 @@ import pandas as pd
 from ddlab.engine import DEFAULT_MAX_ITERATIONS, Collection, Dataflow, DataflowError
 
 from .build import FlowState, Handle, Snapshot, build_flow
-from .declarations import RESERVED, DerivedDecl, InputDecl, mentions
+from . import declarations
+from .declarations import DerivedDecl, InputDecl, mentions
 from .epochs import EpochLine, StepResult, step_failed, step_once
 from .messages import SessionError, first_line, hint, suggest
 from .progress import NullProgress
@@ -109,7 +110,7 @@ class Session:
         if not name.isidentifier() or keyword.iskeyword(name):
             raise SessionError(f"{name!r} is not a valid Python name for a collection.",
                                "Use letters, digits and underscores, e.g. edges or cc_2.")
-        if name in RESERVED:
+        if name in declarations.RESERVED:
             raise SessionError(f"{name!r} is a %dd command and cannot name a collection.",
                                f"Pick another name, e.g. {name}_.")
         other = self.inputs if derived else self.derived

@@ -244,11 +244,7 @@ def load_events(
     inclusive; None = open) are skipped and counted in the report.
     """
     require_pyspark()
-    from pyspark.sql import functions as F
-    from pyspark.sql import Window
-
     from .session import get_spark
-    from .timeparse import detect_time_format, spark_pattern, time_expr
 
     if ids not in ("auto", "long", "string"):
         raise LoadError(f"ids={ids!r}: use 'auto', 'long' or 'string'")
@@ -258,37 +254,81 @@ def load_events(
     roles = {"src": src, "dst": dst, "time": time, "label": label, "text": text}
     mapping = {role: _resolve(raw, ref, role) for role, ref in roles.items()}
     mapping = {role: col for role, col in mapping.items() if col is not None}
-    dtypes = dict(raw.dtypes)
-
-    # Time format: given, or detected from the first non-empty values (one small job).
-    tcol = mapping["time"]
+    cols = _Columns(dict(raw.dtypes))
     detected = time_format is None
-    if dtypes[tcol] in ("timestamp", "timestamp_ntz", "date"):
-        time_format = "timestamp"
-    elif detected:
-        sample = raw.select(F.col(tcol).cast("string").alias("t")).where(F.col("t").isNotNull()).limit(300).collect()
-        try:
-            time_format = detect_time_format([r["t"] for r in sample])
-        except ValueError as exc:
-            raise LoadError(f"{described}, column {tcol!r}: {exc}") from None
-    time_format = spark_pattern(time_format)
+    time_format = _time_format(raw, mapping["time"], cols.dtypes, time_format, described)
+    flagged, int_ids = _flag_rows(raw, corrupt, from_files, described, read_as, mapping, cols,
+                                  time_format, time_range, ids, sep)
+    counts, id_type = _count_reasons(flagged, mapping, cols, ids, int_ids)
+    malformed = {k: v for k, v in counts.items() if k is not None}
+    examples = _examples(flagged, max_examples) if malformed else []
+    df = flagged.where(cols.F.col("_reason").isNull()).select(
+        *_output_columns(mapping, cols, id_type, label_type))
+    report = LoadReport(
+        source=name or described,
+        rows_read=sum(counts.values()),
+        rows_loaded=counts.get(None, 0),
+        malformed=malformed,
+        examples=examples,
+        time_format=time_format,
+        time_format_detected=detected,
+        id_type=id_type,
+        columns={role: col for role, col in mapping.items()},
+    )
+    return LoadResult(df, report)
 
-    def as_text(name):
-        return F.trim(F.col(name).cast("string"))
 
-    def empty(name):
-        return F.col(name).isNull() | (as_text(name) == "")
+class _Columns:
+    """Spark column expressions over the raw table (whose column types are ``dtypes``)."""
 
-    def as_long(name):
-        t = dtypes[name]
+    def __init__(self, dtypes: dict):
+        from pyspark.sql import functions as F
+
+        self.F, self.dtypes = F, dtypes
+
+    def text(self, name):
+        return self.F.trim(self.F.col(name).cast("string"))
+
+    def empty(self, name):
+        return self.F.col(name).isNull() | (self.text(name) == "")
+
+    def long(self, name):
+        """The column as a long, null where it is not an integer."""
+        F, t = self.F, self.dtypes[name]
         if t in _INTEGRAL:
             return F.col(name).cast("long")
         if t in ("float", "double") or t.startswith("decimal"):
             c = F.col(name).cast("double")
             return F.when(~F.isnan(c) & (F.floor(c) == c), c.try_cast("long"))
-        return as_text(name).try_cast("long")
+        return self.text(name).try_cast("long")
 
-    s, d = mapping["src"], mapping["dst"]
+
+def _time_format(raw, tcol: str, dtypes: dict, time_format, described: str) -> str:
+    """The Spark pattern of the time column: given, or detected from the first non-empty
+    values (one small job)."""
+    from pyspark.sql import functions as F
+
+    from .timeparse import detect_time_format, spark_pattern
+
+    if dtypes[tcol] in ("timestamp", "timestamp_ntz", "date"):
+        time_format = "timestamp"
+    elif time_format is None:
+        sample = raw.select(F.col(tcol).cast("string").alias("t")).where(F.col("t").isNotNull()).limit(300).collect()
+        try:
+            time_format = detect_time_format([r["t"] for r in sample])
+        except ValueError as exc:
+            raise LoadError(f"{described}, column {tcol!r}: {exc}") from None
+    return spark_pattern(time_format)
+
+
+def _flag_rows(raw, corrupt, from_files, described, read_as, mapping, cols: _Columns, time_format,
+               time_range, ids, sep):
+    """``(flagged, int_ids)``: the raw rows with ``_t`` (parsed time), ``_reason`` (why a row
+    is malformed: the first matching check, or null), ``_file`` and ``_row`` (its text)."""
+    from .timeparse import time_expr
+
+    F, dtypes = cols.F, cols.dtypes
+    s, d, tcol = mapping["src"], mapping["dst"], mapping["time"]
     int_ids = dtypes[s] in _INTEGRAL and dtypes[d] in _INTEGRAL
     t_expr = time_expr(F.col(tcol), time_format, dtypes[tcol])
     reason = F.lit(None).cast("string")
@@ -299,7 +339,8 @@ def load_events(
         # always-false, non-foldable second term makes the scan need them all.
         all_cols = F.length(F.concat_ws(",", *[F.col(c).cast("string") for c in raw_cols])) < 0
         checks.append((F.col(corrupt).isNotNull() | all_cols, "wrong field count" if read_as == "csv" else "unparseable line"))
-    checks += [(empty(s) | empty(d), "empty id"), (empty(tcol), "empty time"), (F.col("_t").isNull(), "unparseable time")]
+    checks += [(cols.empty(s) | cols.empty(d), "empty id"), (cols.empty(tcol), "empty time"),
+               (F.col("_t").isNull(), "unparseable time")]
     if time_range is not None:
         lo, hi = time_range
         out = F.lit(False)
@@ -309,7 +350,7 @@ def load_events(
             out = out | (F.col("_t") > F.lit(int(hi)))
         checks.append((out, "time out of range"))
     if ids == "long" and not int_ids:
-        checks.append((as_long(s).isNull() | as_long(d).isNull(), "non-integer id"))
+        checks.append((cols.long(s).isNull() | cols.long(d).isNull(), "non-integer id"))
     for cond, why in reversed(checks):  # the first matching check names the reason
         reason = F.when(cond, F.lit(why)).otherwise(reason)
     row_text = F.concat_ws(sep or ",", *[F.coalesce(F.col(c).cast("string"), F.lit("")) for c in raw_cols])
@@ -320,57 +361,63 @@ def load_events(
         flagged = flagged.withColumn("_file", F.input_file_name())
     else:
         flagged = flagged.withColumn("_file", F.lit(described))
-    flagged = flagged.withColumn("_row", row_text)
+    return flagged.withColumn("_row", row_text), int_ids
 
-    # One job: rows per reason, and (ids="auto" on text ids) how many good rows have non-integer ids.
+
+def _count_reasons(flagged, mapping, cols: _Columns, ids, int_ids):
+    """``(rows per reason, id type)`` in one job: with ``ids="auto"`` on text ids it also
+    counts the good rows whose ids are not integers."""
+    F = cols.F
+    s, d = mapping["src"], mapping["dst"]
     check_ints = ids == "auto" and not int_ids
-    nonint = (as_long(s).isNull() | as_long(d).isNull()).cast("long") if check_ints else F.lit(0).cast("long")
+    nonint = (cols.long(s).isNull() | cols.long(d).isNull()).cast("long") if check_ints else F.lit(0).cast("long")
     stats = flagged.groupBy("_reason").agg(F.count(F.lit(1)).alias("n"), F.sum(nonint).alias("nonint")).collect()
     counts = {r["_reason"]: int(r["n"]) for r in stats}
-    rows_read = sum(counts.values())
-    malformed = {k: v for k, v in counts.items() if k is not None}
     if ids == "auto":
         good_nonint = sum(int(r["nonint"] or 0) for r in stats if r["_reason"] is None)
         id_type = "long" if int_ids or good_nonint == 0 else "string"
     else:
         id_type = ids
+    return counts, id_type
+
+
+def _examples(flagged, max_examples: int) -> list[dict[str, str]]:
+    """Up to ``max_examples`` malformed rows, round-robin over the reasons."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
     examples: list[dict[str, str]] = []
-    if malformed and max_examples > 0:
-        w = Window.partitionBy("_reason").orderBy("_file")
-        rows = (
-            flagged.where(F.col("_reason").isNotNull())
-            .withColumn("_k", F.row_number().over(w)).where(F.col("_k") <= max_examples)
-            .select("_reason", "_file", "_row", "_k").collect()
-        )
-        rows.sort(key=lambda r: (r["_k"], r["_reason"]))  # round-robin over reasons
-        for r in rows[:max_examples]:
-            examples.append({"file": _short_file(r["_file"]), "reason": r["_reason"], "row": r["_row"]})
+    if max_examples <= 0:
+        return examples
+    w = Window.partitionBy("_reason").orderBy("_file")
+    rows = (
+        flagged.where(F.col("_reason").isNotNull())
+        .withColumn("_k", F.row_number().over(w)).where(F.col("_k") <= max_examples)
+        .select("_reason", "_file", "_row", "_k").collect()
+    )
+    rows.sort(key=lambda r: (r["_k"], r["_reason"]))  # round-robin over reasons
+    for r in rows[:max_examples]:
+        examples.append({"file": _short_file(r["_file"]), "reason": r["_reason"], "row": r["_row"]})
+    return examples
+
+
+def _output_columns(mapping, cols: _Columns, id_type: str, label_type):
+    """The canonical columns ``src, dst, time`` (+ ``label``, ``text``)."""
+    F, dtypes = cols.F, cols.dtypes
 
     def final_id(name):
-        return as_long(name) if id_type == "long" else as_text(name)
+        return cols.long(name) if id_type == "long" else cols.text(name)
 
-    out = [final_id(s).alias("src"), final_id(d).alias("dst"), F.col("_t").cast("long").alias("time")]
+    out = [final_id(mapping["src"]).alias("src"), final_id(mapping["dst"]).alias("dst"),
+           F.col("_t").cast("long").alias("time")]
     if "label" in mapping:
-        lab = F.when(~empty(mapping["label"]), F.col(mapping["label"]))
+        lab = F.when(~cols.empty(mapping["label"]), F.col(mapping["label"]))
         if label_type:
             lab = lab.cast("string").try_cast(label_type) if dtypes[mapping["label"]] == "string" else lab.cast(label_type)
         out.append(lab.alias("label"))
     if "text" in mapping:
         out.append(F.col(mapping["text"]).cast("string").alias("text"))
-    df = flagged.where(F.col("_reason").isNull()).select(*out)
-    report = LoadReport(
-        source=name or described,
-        rows_read=rows_read,
-        rows_loaded=counts.get(None, 0),
-        malformed=malformed,
-        examples=examples,
-        time_format=time_format,
-        time_format_detected=detected,
-        id_type=id_type,
-        columns={role: col for role, col in mapping.items()},
-    )
-    return LoadResult(df, report)
+    return out
 
 
 def _short_file(path: str | None) -> str:

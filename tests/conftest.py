@@ -1,5 +1,11 @@
-"""Shared test configuration: hypothesis profiles (CI runs the same number of examples)."""
+"""Shared test configuration: hypothesis profiles (CI runs the same number of examples), the
+``spark``, ``browser`` and ``notebooks`` markers given by what a test needs, and the Spark
+session fixture.  Markers (CONTRIBUTING.md): ``python -m pytest -m "not (slow or spark or
+browser or notebooks)"`` is the fast inner loop; ``python -m pytest`` runs everything."""
+import json
 import os
+import re
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -9,6 +15,41 @@ settings.register_profile("default", max_examples=40, deadline=None,
 settings.register_profile("thorough", max_examples=300, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("DDLAB_HYPOTHESIS_PROFILE", "default"))
+
+
+#: what a notebook's code cells call when they need Spark (loaders, windows, the stateless
+#: baseline, a %dd input that reads a dataset, a file or SQL)
+_SPARK_CALLS = re.compile(r"\b(load_dataset|load_events|window_batches|stateless_cc|get_spark)\s*\("
+                          r"|^\s*%dd input\b.*--(from|sql)\b", re.M)
+_UI = Path(__file__).parent / "ui"
+
+
+def notebook_uses_spark(path: Path) -> bool:
+    """Whether a notebook's code calls into Spark (read from the file: lessons added or
+    renamed are marked without a list to keep)."""
+    cells = json.loads(path.read_text(encoding="utf-8")).get("cells", [])
+    code = "\n".join("".join(c.get("source", "")) for c in cells if c.get("cell_type") == "code")
+    return bool(_SPARK_CALLS.search(code))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Markers from what a test needs: ``notebooks`` for every notebook nbmake runs (and
+    ``spark`` when it calls Spark), ``browser`` (and ``spark``: it runs the demo) for the
+    browser test, ``spark`` for every test using the ``spark`` fixture."""
+    spark_notebooks: dict = {}
+    for item in items:
+        path = Path(str(item.path))
+        if path.suffix == ".ipynb":
+            item.add_marker(pytest.mark.notebooks)
+            if path not in spark_notebooks:
+                spark_notebooks[path] = notebook_uses_spark(path)
+            if spark_notebooks[path]:
+                item.add_marker(pytest.mark.spark)
+        elif _UI in path.parents:
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.spark)
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
 
 
 @pytest.fixture(scope="session")
@@ -32,3 +73,13 @@ def spark():
     )
     yield spark
     session.stop_spark()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_kernels():
+    """The compiled kernels loaded (compiled here if the cache is cold) before any test runs,
+    so a test of the kernel path never runs the numpy path while a background compilation is
+    under way (the engine's behaviour for users, see ddlab.engine.kernels)."""
+    from ddlab.engine import kernels
+
+    kernels.warm_up()

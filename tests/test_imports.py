@@ -7,33 +7,24 @@ dependency does not have, e.g. IPython 9 removing ``IPython.core.magic.arg_split
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import subprocess
 import sys
 
 import pytest
 
 import ddlab
+from shipped import shipped_modules
 
 OPTIONAL = {"bokeh", "jupyter_bokeh", "pyspark"}  # modules behind an extra may need these
 
 
-def _modules():
-    names = ["ddlab"]
-    for info in pkgutil.walk_packages(ddlab.__path__, "ddlab."):
-        if info.name.endswith("__main__"):
-            continue
-        names.append(info.name)
-    return sorted(set(names))
-
-
 def test_the_package_has_its_layers():
-    names = _modules()
+    names = shipped_modules()
     for layer in ("ddlab.engine", "ddlab.sources", "ddlab.kernel_ext"):
         assert layer in names, names
 
 
-@pytest.mark.parametrize("name", _modules())
+@pytest.mark.parametrize("name", shipped_modules())
 def test_every_module_imports(name):
     try:
         importlib.import_module(name)

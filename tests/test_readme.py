@@ -26,7 +26,9 @@ def _spark_usable() -> tuple[bool, str]:
     return spark_status()
 
 
-@pytest.mark.parametrize("index", range(len(_blocks("python"))))
+@pytest.mark.parametrize("index", [
+    pytest.param(i, marks=[pytest.mark.spark, pytest.mark.slow] if "ddlab.sources" in code else [])
+    for i, code in enumerate(_blocks("python"))])
 def test_python_snippet_runs_as_pasted(index, tmp_path):
     code = _blocks("python")[index]
     if "ddlab.sources" in code:
@@ -47,6 +49,7 @@ def test_quick_start_prints_what_its_comments_say():
     assert "{(1, 1): 1, (2, 1): 1, (3, 1): 1, (4, 4): 1, (5, 4): 1}" in done.stdout
 
 
+@pytest.mark.spark
 def test_ipython_snippet_runs_cell_by_cell():
     ok, why = _spark_usable()
     if not ok:

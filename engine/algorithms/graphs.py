@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import tuning
 from ..collection import Collection
+from ..operators.choose import SizeChoice
 
 
 def _undirected(edges: Collection) -> Collection:
@@ -16,46 +18,33 @@ def _seeds(graph: Collection) -> Collection:
     return graph.project(0).distinct().project(0, 0)
 
 
-#: Automatic choice of label propagation (``prioritized=None``): the prioritized fixed point
-#: when the first load has at least this many edges, plain propagation below.  Measured
-#: (benchmarks/RESULTS.md): on CollegeMsg (20k edges) and Travian (155k) plain is 2-3x
-#: cheaper per update and as fast from scratch; from 500k edges on, plain from scratch costs
-#: 2.5-4x the time and 3x the memory (random 100k/500k: 15.9 s, 1.6 GB against 6.4 s, 0.6 GB;
-#: 3.4M edges: 67 s, 9 GB against 16 s, 2.7 GB) and its updates are no cheaper.
-CC_PRIORITIZED_FROM_EDGES = 250_000
-#: The same for SCC's trim loops (plain on the sliding windows of a notebook; prioritized
-#: from 50k edges, where plain propagation from scratch becomes the larger cost: SCC on 2M
-#: edges took 331 s plain against 29 s prioritized).
-SCC_PRIORITIZED_FROM_EDGES = 50_000
-
-
 def _decided(edges: Collection, threshold: int) -> tuple[Collection, object]:
-    """``edges`` passed through a :class:`~ddlab.engine.operators.choose.Decide` whose first
-    load fixes plain or prioritized propagation, and the priority function that follows it:
+    """``edges`` passed through :meth:`~ddlab.engine.collection.Collection.decide`: the first
+    load fixes plain or prioritized propagation; and the priority function that follows it:
     one priority class for every label (that is plain label propagation: times ``(0, i)``
     order exactly like ``i``) or :func:`_bit_length_priority`."""
-    from ..operators.choose import Decide, SizeChoice
-
     decision = SizeChoice(threshold, {"small": "plain label propagation",
                                       "large": "prioritized label propagation"}, what="edges")
-    decided = Collection(Decide(edges.scope, edges.op, decision), edges.columns)
+    decided = edges.decide(decision)
 
     def priority(node, label):
-        # the Decide is upstream of every seed, so it has decided before any seed gets here
+        # the choice is upstream of every seed, so it has decided before any seed gets here
         if decision.choice == "large":
             return _bit_length_priority(node, label)
         return np.zeros(len(label), dtype=np.int64)
 
-    priority.decision = decision
     return decided, priority
 
 
 def explain_choice(result: Collection) -> str | None:
-    """Which label propagation an automatic ``connected_components`` / SCC chose, and why
-    (``None`` for a program built with an explicit choice).  The same sentence names the
-    ``choose`` operators in ``flow.stats()``."""
-    decision = getattr(result.op, "decision", None)
-    return decision.explain() if decision is not None else None
+    """Which label propagation an automatic ``connected_components`` / SCC upstream of
+    ``result`` chose, and why (``None`` when none is: a program built with an explicit
+    choice).  The same sentence names the ``choose`` operators in ``flow.stats()``."""
+    flow = result.flow
+    upstream = flow.upstream(result)
+    found = [op.decision.explain() for op in flow.operators
+             if op.kind == "choose" and op.id in upstream]
+    return "; ".join(found) if found else None
 
 
 def connected_components(edges: Collection, max_iterations: int | None = None,
@@ -65,10 +54,11 @@ def connected_components(edges: Collection, max_iterations: int | None = None,
 
     ``prioritized``: ``False`` plain label propagation, ``True`` the prioritized fixed point
     (:func:`connected_components_prioritized`), ``None`` (default) chooses by the size of the
-    first load: prioritized from :data:`CC_PRIORITIZED_FROM_EDGES` edges (from scratch it is
-    4x faster and 3x smaller there), plain below (cheaper per update, as fast from scratch on
-    small graphs).  The first load decides for good (plain is the same prioritized loop with one priority class).  :func:`explain_choice`
-    and the ``choose`` operator's name in ``flow.stats()`` say which and why.
+    first load: prioritized from :data:`~ddlab.engine.tuning.CC_PRIORITIZED_FROM_EDGES` edges
+    (from scratch it is 4x faster and 3x smaller there), plain below (cheaper per update, as
+    fast from scratch on small graphs).  The first load decides for good (plain is the same
+    prioritized loop with one priority class).  :func:`explain_choice` and the ``choose``
+    operator's name in ``flow.stats()`` say which and why.
 
     >>> flow = Dataflow(); edges = flow.input("edges")
     >>> cc = connected_components(edges); labels = cc.view()
@@ -83,12 +73,11 @@ def connected_components(edges: Collection, max_iterations: int | None = None,
     edges = edges.project(0, 1)
     priority = False
     if prioritized is None:
-        edges, priority = _decided(edges, CC_PRIORITIZED_FROM_EDGES)
+        edges, priority = _decided(edges, tuning.CC_PRIORITIZED_FROM_EDGES)
     graph = _undirected(edges)
     labels = _seeds(graph)
-    out = _propagate_min_label(graph, labels, "cc", priority, max_iterations)
-    out.op.decision = getattr(priority, "decision", None)
-    return out.rename("node", "label")
+    return _propagate_min_label(graph, labels, "cc", priority,
+                                max_iterations).rename("node", "label")
 
 
 def connected_components_prioritized(edges: Collection, max_iterations: int | None = None,
@@ -238,7 +227,7 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
     ``prioritized`` propagates labels with the prioritized fixed point (best on large graphs);
     ``False`` uses plain label propagation (fewer, cheaper steps on small changing windows);
     ``None`` (default) chooses by the first load: prioritized from
-    :data:`SCC_PRIORITIZED_FROM_EDGES` edges, plain below (see :func:`explain_choice`).
+    :data:`~ddlab.engine.tuning.SCC_PRIORITIZED_FROM_EDGES` edges, plain below (see :func:`explain_choice`).
 
     >>> flow = Dataflow(); edges = flow.input("edges")
     >>> scc = strongly_connected_components(edges).view()
@@ -248,13 +237,11 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
     """
     graph = edges.project(0, 1)
     if prioritized is None:
-        graph, prioritized = _decided(graph, SCC_PRIORITIZED_FROM_EDGES)
+        graph, prioritized = _decided(graph, tuning.SCC_PRIORITIZED_FROM_EDGES)
     reverse = graph.project(1, 0)
 
     def body(cycle: Collection) -> Collection:
         return _trim(_trim(cycle, graph, prioritized, max_iterations), reverse, prioritized,
                      max_iterations)
 
-    out = graph.iterate(body, max_iterations=max_iterations, name="scc")
-    out.op.decision = getattr(prioritized, "decision", None)
-    return out.rename("src", "dst")
+    return graph.iterate(body, max_iterations=max_iterations, name="scc").rename("src", "dst")

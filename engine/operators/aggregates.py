@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .. import config
+from .. import tuning
 from ..batch import row_boundaries, sort_order, unify_kinds
 from ..columns import OBJECT, INT, FLOAT, BOOL, KIND_NAMES, decode_rows, encode_rows
 from ..errors import SchemaError, OperatorError
@@ -129,7 +129,7 @@ class Extreme(_PerKey):
             return _empty(a.kinds)
         if len(cols) == nkey:
             raise SchemaError(f"{op.label}: {self.name} needs records (key, value)")
-        if OBJECT in a.kinds[nkey:] or not config.fast_paths:
+        if OBJECT in a.kinds[nkey:] or not tuning.FAST_PATHS:
             interner = op.flow.interner
             ranks = [_rank(c, k, interner) for c, k in zip(cols[nkey:], a.kinds[nkey:])]
             order = sort_order(cols[:nkey] + ranks)

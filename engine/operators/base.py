@@ -16,10 +16,12 @@ class Operator:
     """
 
     kind = "operator"
-    _budget_serial = -1  # the step attempt whose rows _budget_rows counts (see budget.py)
-    _budget_rows = 0
-    #: True for operators whose output at a time is a consolidated batch by construction.
-    preserves_consolidation = False
+    #: arrangements fused into this operator (see :mod:`~ddlab.engine.fusion`): each runs at
+    #: the start of this operator's run at the same time, instead of being scheduled itself
+    fused: tuple = ()
+    #: the step attempt whose rows ``budget_rows`` counts, and that count (kept by budget.py)
+    budget_serial = -1
+    budget_rows = 0
 
     def __init__(self, scope, inputs=(), name: str | None = None):
         for up in inputs:
@@ -36,6 +38,10 @@ class Operator:
         for port, up in enumerate(self.inputs):
             up.outputs.append((self, port))
         self._emitted = 0
+        #: arrangements of this operator's output, by key width (built once, shared)
+        self.arrangements: dict[int, Operator] = {}
+        #: this operator's output entered into nested scopes, by scope (built once, shared)
+        self.entered: dict[int, Operator] = {}
 
     @property
     def label(self) -> str:
@@ -58,7 +64,7 @@ class Operator:
         self.inputs.append(up)
         self.queues.append({})
         up.outputs.append((self, len(self.inputs) - 1))
-        self.flow._graph_changed = True
+        self.flow.mark_graph_changed()
         return len(self.inputs) - 1
 
     # -- data movement -----------------------------------------------------------------
@@ -68,15 +74,23 @@ class Operator:
 
     def enqueue(self, port: int, t: tuple, batch: Batch) -> None:
         t = self.input_time(port, t)
+        self.accept(port, t, batch)
+        self.scope.schedule(t, self.index)
+
+    def accept(self, port: int, t: tuple, batch: Batch) -> None:
+        """Queue ``batch`` for port ``port`` at (this operator's) time ``t``, without
+        scheduling: for a fused arrangement handing its batch over during this operator's
+        run at ``t``."""
         queue = self.queues[port]
         pending = queue.get(t)
         if pending is None:
             queue[t] = [batch]
         else:
             pending.append(batch)
-        self.scope.schedule(t, self.index)
 
     def run_at(self, t: tuple) -> None:
+        for arrangement in self.fused:
+            arrangement.run_fused(t)
         inputs = []
         n_in = 0
         for queue in self.queues:
@@ -97,18 +111,25 @@ class Operator:
         raise NotImplementedError
 
     def emit(self, t: tuple, batch: Batch | None) -> None:
+        batch = self.sent(batch)
+        if batch is not None:
+            for op, port in self.outputs:
+                op.enqueue(port, t, batch)
+
+    def sent(self, batch: Batch | None) -> Batch | None:
+        """``batch`` consolidated and counted as sent (budget, statistics), or ``None`` when
+        there is nothing to send."""
         if batch is None or not len(batch):
-            return
+            return None
         if not batch.consolidated:
             batch = batch.consolidate()
             if not len(batch):
-                return
+                return None
         if self.flow.max_rows_per_epoch is not None:
             charge(self, len(batch))
         self._emitted += len(batch)
         self.carried = True
-        for op, port in self.outputs:
-            op.enqueue(port, t, batch)
+        return batch
 
     # -- state for rollback and introspection --------------------------------------------
     def snapshot(self):

@@ -4,7 +4,8 @@ Some programs have formulations with the same result but different costs: label 
 is cheaper per update in its plain form and much cheaper from scratch (in time and memory) in
 its prioritized form on large graphs.  Which to use cannot be known when the dataflow is built
 (the data arrives later), so a :class:`Decide` operator on the input passes every update on
-unchanged and, on the first non-empty batch it sees, fixes a :class:`SizeChoice` for good.
+unchanged and, on the first non-empty batch it sees, fixes a :class:`SizeChoice` for good
+(``Collection.decide`` builds it).
 Operators downstream read the choice (a prioritized loop's priority function: one priority
 class for everything is plain label propagation).  Since the choice is a fixed function
 from the first batch on, the program downstream is one fixed program; a rolled-back first
@@ -58,15 +59,15 @@ class Decide(Operator):
     (in ``flow.stats()`` and the graph) says what was chosen and why."""
 
     kind = "choose"
-    preserves_consolidation = True
 
-    def __init__(self, scope, up, decision: SizeChoice):
+    def __init__(self, scope, up, decision: SizeChoice, name: str | None = None):
         self.decision = decision
+        self.prefix = name or "auto"
         super().__init__(scope, [up], self.describe())
         decision.operators.append(self)
 
     def describe(self) -> str:
-        return f"auto: {self.decision.explain()}"
+        return f"{self.prefix}: {self.decision.explain()}"
 
     def process(self, t, inputs):
         self.decision.decide(len(inputs[0]))

@@ -134,11 +134,6 @@ class SubscribeSink(_EpochSink):
         rows = decode_rows(batch.cols, batch.kinds, self.flow.interner)
         return [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
 
-    def deliver(self, epoch: int) -> None:
-        self.undelivered.extend(self.take_updates(epoch))
-        updates, self.undelivered = self.undelivered, []
-        self.fn(updates)
-
 
 def deliver_to_subscribers(subscribers, epoch: int, report, guard=None) -> None:
     """Hand a committed epoch to every subscriber, whatever any one of them does.

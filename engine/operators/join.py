@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import config
-from ..batch import Batch, SMALL_ROWS
+from .. import kernels, tuning
+from ..batch import Batch
 from ..budget import check_pending
 from ..columns import INT, KIND_NAMES, decode_rows, encode_rows, key_code
 from ..errors import SchemaError
@@ -23,14 +23,6 @@ from ..lattice import leq_rows, lub_rows
 from ..trace import Trace
 from .base import Operator
 from .linear import call_user
-
-
-#: The Python path joins at most this many changed records per side ...
-SMALL_DELTA = 16
-#: ... against at most this many rows of the other side's history, making at most this many
-#: output rows (beyond that, numpy's per-row cost is lower than Python's).
-SMALL_MATCHES = 256
-SMALL_PAIRS = 48
 
 
 class Join(Operator):
@@ -45,11 +37,14 @@ class Join(Operator):
 
     def process(self, t, inputs):
         d_left, d_right = inputs
-        if config.fast_paths and self._process_small(t, d_left, d_right):
+        if tuning.FAST_PATHS and kernels.active() and \
+                kernels.join_process(self, t, d_left, d_right):
+            return
+        if tuning.FAST_PATHS and self._process_small(t, d_left, d_right):
             return
         # large deltas with a column selection: _match builds only the selected columns
-        self._preselect = isinstance(self.select, tuple) and config.fast_paths and sum(
-            len(d) for d in inputs if d is not None) > SMALL_ROWS
+        self._preselect = isinstance(self.select, tuple) and tuning.FAST_PATHS and sum(
+            len(d) for d in inputs if d is not None) > tuning.JOIN_PRESELECT_ROWS
         parts = []
         if d_left is not None and len(d_left):
             self._check_keys(d_left.kinds, self.right_trace.kinds)
@@ -61,8 +56,8 @@ class Join(Operator):
                 # dA x dB: index the smaller delta (a loop's first time meets the whole
                 # entered graph with a handful of seeds)
                 both = Trace(self.nkey, self.scope.depth, self.flow)
-                if len(d_left) < len(d_right) and len(d_right) > SMALL_ROWS and \
-                        config.fast_paths:
+                if len(d_left) < len(d_right) and len(d_right) > tuning.JOIN_SMALLER_DELTA_ROWS \
+                        and tuning.FAST_PATHS:
                     both.insert(t, d_left)
                     cols, times, diffs = self._match(d_right, both, t, delta_is_left=False)
                 else:
@@ -105,7 +100,7 @@ class Join(Operator):
                   ((d_left, self.right_trace, True), (d_right, self.left_trace, False))
                   if d is not None and len(d)]
         for d, trace, _ in deltas:
-            if len(d) > SMALL_DELTA or trace.kinds is None or \
+            if len(d) > tuning.SMALL_DELTA or trace.kinds is None or \
                     any(k != INT for k in d.kinds) or any(k != INT for k in trace.kinds):
                 return False
         nkey = self.nkey
@@ -113,11 +108,11 @@ class Join(Operator):
         pairs = 0
         for d, trace, is_left in deltas:
             codes = key_code(d.cols, d.kinds, nkey).tolist()
-            found = trace.histories(sorted(set(codes)), SMALL_MATCHES)
+            found = trace.histories(sorted(set(codes)), tuning.SMALL_MATCHES)
             if found is None:
                 return False
             pairs += sum(len(found[c]) for c in codes)
-            if pairs > SMALL_PAIRS:
+            if pairs > tuning.SMALL_PAIRS:
                 return False
             rows = list(zip(*[c.tolist() for c in d.cols]))
             matched.append((codes, rows, d.diffs.tolist(), found, len(trace.kinds),
@@ -217,7 +212,7 @@ class Join(Operator):
         if times.shape[0] and (times == np.asarray(t)).all():
             self.emit(t, select(Batch(cols, kinds, diffs)))
             return
-        if len(diffs) <= SMALL_ROWS and config.fast_paths:
+        if len(diffs) <= tuning.JOIN_GROUP_TIMES_ROWS and tuning.FAST_PATHS:
             # a few rows: group them by time in Python (np.unique over rows costs ~30 us)
             groups: dict = {}
             for i, row in enumerate(map(tuple, times.tolist())):

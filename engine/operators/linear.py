@@ -76,7 +76,6 @@ class FlatMap(UserFunctionOperator):
 
 class Filter(UserFunctionOperator):
     kind = "filter"
-    preserves_consolidation = True
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -141,7 +140,6 @@ class FilterColumns(UserFunctionOperator):
     """Column-wise filter: ``predicate(*columns) -> boolean array``."""
 
     kind = "filter_columns"
-    preserves_consolidation = True
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -184,7 +182,6 @@ class Concat(Operator):
 
 class Negate(Operator):
     kind = "negate"
-    preserves_consolidation = True
 
     def process(self, t, inputs):
         self.emit(t, inputs[0].negate())
@@ -203,7 +200,6 @@ class Inspect(UserFunctionOperator):
     """Debugging tap: calls ``fn(record, time, diff)`` for each update, passes data through."""
 
     kind = "inspect"
-    preserves_consolidation = True
 
     def process(self, t, inputs):
         b = inputs[0].consolidate()

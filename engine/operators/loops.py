@@ -39,7 +39,6 @@ class Enter(Operator):
     """Bring an outer collection (at any depth above) into this scope at iteration 0."""
 
     kind = "enter"
-    preserves_consolidation = True
 
     def __init__(self, scope, up, name=None):
         super().__init__(scope, [up], name)
@@ -60,7 +59,6 @@ class Ingress(Operator):
     priority class in a prioritized loop)."""
 
     kind = "ingress"
-    preserves_consolidation = True
 
     def __init__(self, scope, up, priority=None, name=None):
         super().__init__(scope, [up], name)
@@ -118,7 +116,6 @@ class Feedback(Operator):
     """The loop's back edge: the body's result at ``(..., i)`` reaches the variable at ``i + 1``."""
 
     kind = "feedback"
-    preserves_consolidation = True
 
     def process(self, t, inputs):
         self.emit(t[:-1] + (t[-1] + 1,), inputs[0])

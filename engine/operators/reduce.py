@@ -25,17 +25,18 @@ import operator
 
 import numpy as np
 
-from .. import config
-from ..batch import Batch, SMALL_ROWS, consolidate, sort_order
+from .. import kernels, tuning
+from ..batch import Batch, consolidate, sort_order
 from ..columns import INT, key_code
 from ..lattice import leq_rows, lub_rows
+from ..kernels.spec import logic_code
 from ..trace import Trace
 from .base import Operator
 
 
 def unique_codes(codes: np.ndarray) -> np.ndarray:
     """Sorted distinct codes; batches usually arrive sorted by key, so skip the sort then."""
-    if len(codes) > 1 and not (config.fast_paths and (codes[1:] >= codes[:-1]).all()):
+    if len(codes) > 1 and not (tuning.FAST_PATHS and (codes[1:] >= codes[:-1]).all()):
         codes = np.sort(codes)
     if len(codes) > 1:
         keep = np.empty(len(codes), dtype=bool)
@@ -43,10 +44,6 @@ def unique_codes(codes: np.ndarray) -> np.ndarray:
         np.not_equal(codes[1:], codes[:-1], out=keep[1:])
         codes = codes[keep]
     return codes
-
-
-#: From this many keys on, a reduce accumulates its inputs with :meth:`Trace.accumulate_until`.
-LARGE_KEYS = 1024
 
 
 class Accumulation:
@@ -62,12 +59,6 @@ class Accumulation:
         return len(self.weights)
 
 
-#: The Python path takes at most this many keys at one time ...
-SMALL_KEYS = 16
-#: ... whose histories (input and output) hold at most this many rows in all.
-SMALL_HISTORY = 256
-
-
 class Reduce(Operator):
     kind = "reduce"
 
@@ -78,10 +69,15 @@ class Reduce(Operator):
         self.in_traces = [up.trace for up in inputs]
         self.out_trace = Trace(nkey, scope.depth, self.flow, name=f"{self.label} output")
         self.obligations: dict[tuple, list] = {}
+        #: the compiled kernels' code for a built-in logic (None: no kernel path)
+        self.logic_code = logic_code(logic)
 
     def process(self, t, inputs):
         pending = self.obligations.pop(t, None)
-        if config.fast_paths and getattr(self.logic, "small", None) is not None:
+        if tuning.FAST_PATHS and self.logic_code is not None and kernels.active() and \
+                kernels.reduce_process(self, t, inputs, pending):
+            return
+        if tuning.FAST_PATHS and getattr(self.logic, "small", None) is not None:
             keys = self._small_keys(inputs, pending)
             if keys is not None and self._process_small(t, keys):
                 return
@@ -122,12 +118,12 @@ class Reduce(Operator):
         keys = set()
         for b in inputs:
             if b is not None and len(b):
-                if len(b) > SMALL_KEYS or any(k != INT for k in b.kinds):
+                if len(b) > tuning.SMALL_KEYS or any(k != INT for k in b.kinds):
                     return None
                 keys.update(key_code(b.cols, b.kinds, self.nkey).tolist())
         for codes in pending or ():
             keys.update(codes.tolist() if isinstance(codes, np.ndarray) else codes)
-        if not keys or len(keys) > SMALL_KEYS:
+        if not keys or len(keys) > tuning.SMALL_KEYS:
             return None
         return sorted(keys)
 
@@ -140,13 +136,13 @@ class Reduce(Operator):
             if trace.kinds is None:
                 accs.append({})
                 continue
-            found = trace.histories(keys, SMALL_HISTORY)
+            found = trace.histories(keys, tuning.SMALL_HISTORY)
             if found is None:
                 return False
             accs.append(_accumulate_small(found, len(trace.kinds), trace.row_depth, t, later))
         old = {}
         if self.out_trace.kinds is not None:
-            found = self.out_trace.histories(keys, SMALL_HISTORY)
+            found = self.out_trace.histories(keys, tuning.SMALL_HISTORY)
             if found is None:
                 return False
             old = _accumulate_small(found, len(self.out_trace.kinds), self.out_trace.row_depth,
@@ -203,7 +199,7 @@ class Reduce(Operator):
     def _accumulate(self, trace, codes, t, later_keys, later_times):
         if trace.kinds is None:
             return None
-        if len(codes) >= LARGE_KEYS and config.fast_paths and isinstance(trace, Trace):
+        if len(codes) >= tuning.LARGE_KEYS and tuning.FAST_PATHS:
             # many keys: only columns and diffs, filtered by time batch by batch, packed
             cols, weights, codes_later, times_later = trace.accumulate_until(codes, t)
             later_keys.extend(codes_later)
@@ -223,7 +219,7 @@ class Reduce(Operator):
 
     def _schedule(self, keys, times, t):
         times = lub_rows(times, t)
-        if len(keys) <= SMALL_ROWS and config.fast_paths:
+        if len(keys) <= tuning.REDUCE_GROUP_TIMES_ROWS and tuning.FAST_PATHS:
             # a few (key, time) pairs: group them by time in Python
             groups: dict = {}
             for k, row in zip(keys.tolist(), map(tuple, times.tolist())):
@@ -235,7 +231,7 @@ class Reduce(Operator):
             return
         # group the (key, time) pairs by time: one sort by (time, key), then drop repeats
         # (process() sorts and dedups each time's keys again, so this only saves memory)
-        order = sort_order(list(times.T) + [keys]) if config.fast_paths else \
+        order = sort_order(list(times.T) + [keys]) if tuning.FAST_PATHS else \
             np.lexsort([keys] + list(times.T[::-1]))
         times, keys = times.take(order, axis=0), keys.take(order)
         new_time = np.ones(len(keys), dtype=bool)

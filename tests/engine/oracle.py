@@ -46,7 +46,7 @@ def sum_(c):
 
 def extreme(c, largest):
     out = Counter()
-    for k, rows in groups(c).items():
+    for rows in groups(c).values():
         vals = [r for r, m in rows if m > 0]
         if vals:
             out[(max if largest else min)(vals, key=lambda r: r[1:])] += 1
@@ -55,7 +55,7 @@ def extreme(c, largest):
 
 def top_k(c, k, largest=True):
     out = Counter()
-    for key, rows in groups(c).items():
+    for rows in groups(c).values():
         rows = sorted([(r, m) for r, m in rows if m > 0], key=lambda rm: rm[0][1:],
                       reverse=largest)
         left = k

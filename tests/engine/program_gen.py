@@ -230,7 +230,7 @@ def build(node: Node, inputs: dict, env: dict | None = None):
 
 
 # -- the from-scratch side --------------------------------------------------------------------
-#: When set (``time.monotonic()`` value), a from-scratch evaluation still running then gives
+#: When set (a ``time.process_time()`` value), a from-scratch evaluation still running then gives
 #: up as a slow fixed point: a few random programs grow joins whose pure-Python evaluation
 #: would take minutes, and the fuzzer's time is better spent on other programs.
 ORACLE_DEADLINE: list = [None]
@@ -238,7 +238,7 @@ ORACLE_DEADLINE: list = [None]
 
 def _check_deadline() -> None:
     deadline = ORACLE_DEADLINE[0]
-    if deadline is not None and time.monotonic() > deadline:
+    if deadline is not None and time.process_time() > deadline:
         raise Diverges(cycle=False)
 
 

@@ -1,6 +1,7 @@
-"""Graph programs written with the public API, compared with networkx after every epoch of
+"""Graph algorithms (``engine/algorithms/``), compared with networkx after every epoch of
 random insertions and deletions: CC (Figure 3), prioritized CC (Figure 10), SCC (the doubly
-nested loop of Figure 8), SSSP (Figure 19) and reachability."""
+nested loop of Figure 8), SSSP (Figure 19), reachability and the top label per component;
+and the automatic choice between plain and prioritized label propagation."""
 from __future__ import annotations
 
 import networkx as nx
@@ -9,46 +10,17 @@ from hypothesis import given, strategies as st
 
 import ddlab
 from ddlab import algorithms
+from ddlab.engine.tuning import tuned
+from graph_oracle import cc_oracle, scc_oracle
 
-EDGE = st.tuples(st.integers(0, 12), st.integers(0, 12))
-EPOCHS = st.lists(st.tuples(st.lists(EDGE, max_size=10), st.lists(st.integers(0, 50), max_size=5)),
-                  min_size=1, max_size=6)
-
-
-def _epochs(plan):
-    """Turn (insertions, deletion picks) into edge-set changes; deletions pick existing edges."""
-    present: set = set()
-    for adds, picks in plan:
-        adds = sorted(set(adds) - present)
-        pool = sorted(present)
-        rems = sorted({pool[p % len(pool)] for p in picks}) if pool else []
-        rems = [r for r in rems if r not in adds]
-        present = (present | set(adds)) - set(rems)
-        yield adds, rems, set(present)
-
-
-def cc_oracle(edges):
-    g = nx.Graph(edges)
-    return {(n, low): 1 for c in nx.connected_components(g) for low in [min(c)] for n in c}
-
-
-def scc_oracle(edges):
-    g = nx.DiGraph(edges)
-    comp = {n: low for c in nx.strongly_connected_components(g) for low in [min(c)] for n in c}
-    return {(a, b): 1 for a, b in edges if comp[a] == comp[b]}
+from .graph_programs import EPOCHS, edge_epochs
 
 
 def _with_threshold(name, program):
     """``program`` built with the automatic choice's threshold at one edge (its large branch)."""
-    from ddlab.engine.algorithms import graphs
-
     def build(edges):
-        old = getattr(graphs, name)
-        setattr(graphs, name, 1)
-        try:
+        with tuned(**{name: 1}):
             return program(edges)
-        finally:
-            setattr(graphs, name, old)
     return build
 
 
@@ -77,7 +49,7 @@ def test_graph_program_matches_networkx(name, plan):
     flow = ddlab.Dataflow()
     edges = flow.input("edges", columns=["src", "dst"])
     view = program(edges).view()
-    for adds, rems, present in _epochs(plan):
+    for adds, rems, present in edge_epochs(plan):
         edges.insert(adds)
         edges.remove(rems)
         flow.step()
@@ -94,7 +66,7 @@ def test_shortest_paths_match_networkx(program, plan, weights):
     view = program(edges, roots).view()
     roots.insert([0, 5])
     weight = {}
-    for adds, rems, present in _epochs(plan):
+    for adds, rems, present in edge_epochs(plan):
         for e in adds:
             weight[e] = weights[(e[0] * 13 + e[1]) % len(weights)]
         edges.insert([e + (weight[e],) for e in adds])
@@ -114,7 +86,7 @@ def test_reachability_matches_networkx(plan):
     roots = flow.input("roots", columns=["node"])
     view = algorithms.reachability(edges, roots).view()
     roots.insert([1, 7])
-    for adds, rems, present in _epochs(plan):
+    for adds, rems, present in edge_epochs(plan):
         edges.insert(adds)
         edges.remove(rems)
         flow.step()
@@ -123,35 +95,6 @@ def test_reachability_matches_networkx(plan):
         want = {(n, r): 1 for r in (1, 7) for n in nx.descendants(g, r) | {r}}
         assert view.to_dict() == want
 
-
-def test_mutual_recursion_even_odd_distances():
-    """Two loop variables defined in terms of each other: nodes at even / odd hop counts."""
-    flow = ddlab.Dataflow()
-    edges = flow.input("edges", columns=["src", "dst"])
-    roots = flow.input("roots", columns=["node"])
-
-    def body(even, odd):
-        step_from_odd = odd.join(edges, select=(1,)).concat(roots).distinct()
-        step_from_even = even.join(edges, select=(1,)).distinct()
-        return step_from_odd, step_from_even
-
-    even, odd = flow.iterate([roots, roots.filter(lambda r: False)], body)
-    even_view, odd_view = even.view(), odd.view()
-    roots.insert([0])
-    edges.insert([(0, 1), (1, 2), (2, 3), (3, 1)])
-    flow.step()
-    g = nx.DiGraph([(0, 1), (1, 2), (2, 3), (3, 1)])
-    frontier = {0}
-    even_set, odd_set = {0}, set()
-    for hop in range(1, 10):
-        frontier = {m for n in frontier for m in g.successors(n)}
-        (even_set if hop % 2 == 0 else odd_set).update(frontier)
-    assert set(even_view.to_dict()) == even_set
-    assert set(odd_view.to_dict()) == odd_set
-    edges.remove([(3, 1)])
-    flow.step()
-    assert set(even_view.to_dict()) == {0, 2}
-    assert set(odd_view.to_dict()) == {1, 3}
 
 
 @given(plan=EPOCHS, tags=st.lists(st.tuples(st.integers(0, 12), st.sampled_from("abc")),
@@ -163,7 +106,7 @@ def test_top_label_per_component_matches_networkx(plan, tags):
     view = algorithms.top_label_per_component(algorithms.connected_components(edges),
                                               node_tags, k=2).view()
     node_tags.insert(tags)
-    for adds, rems, present in _epochs(plan):
+    for adds, rems, present in edge_epochs(plan):
         edges.insert(adds)
         edges.remove(rems)
         flow.step()
@@ -186,3 +129,63 @@ def test_docstring_examples():
 
     result = doctest.testmod(graphs, extraglobs={"Dataflow": ddlab.Dataflow})
     assert result.attempted >= 5 and result.failed == 0
+
+
+def _auto_flow(threshold):
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    with tuned(CC_PRIORITIZED_FROM_EDGES=threshold):
+        cc = algorithms.connected_components(edges)
+    return flow, edges, cc, cc.view()
+
+
+
+@pytest.mark.parametrize("threshold, chosen", [(3, "prioritized"), (4, "plain")])
+def test_automatic_choice_follows_the_first_load(threshold, chosen):
+    flow, edges, cc, view = _auto_flow(threshold)
+    present = {(1, 2), (2, 3), (7, 8)}
+    edges.insert(sorted(present))
+    flow.step()
+    assert algorithms.explain_choice(cc).startswith(f"{chosen} label propagation: first load 3")
+    for adds, rems in [([(3, 7)], []), ([], [(2, 3)]), ([(9, 1), (4, 5)], [(1, 2)])]:
+        edges.insert(adds)
+        edges.remove(rems)
+        present = (present | set(adds)) - set(rems)
+        flow.step()
+        assert view.to_dict() == cc_oracle(present)
+    stats = flow.stats()
+    assert set(stats.scope) == {"root", "root/cc"}  # one loop, whichever the choice
+    priorities = {t[1][0] for t in stats[stats.scope == "root/cc"].time}
+    assert (priorities == {0}) == (chosen == "plain")  # plain: one priority class
+    names = set(stats[stats.kind == "choose"].operator)
+    assert any(f"{chosen} label propagation: first load 3 edges" in n for n in names)
+
+
+
+def test_a_rolled_back_first_load_leaves_the_choice_open():
+    flow, edges, cc, view = _auto_flow(3)
+    boom = edges.map(lambda r: 1 // (r[0] - 99)).view()  # fails on the record (99, 0)
+    edges.insert([(1, 2), (2, 3), (99, 0)])
+    with pytest.raises(ddlab.OperatorError, match="ZeroDivisionError"):
+        flow.step()
+    assert "not decided yet" in algorithms.explain_choice(cc)
+    edges.insert([(1, 2)])
+    flow.step()
+    assert algorithms.explain_choice(cc).startswith("plain label propagation: first load 1")
+    assert view.to_dict() == cc_oracle({(1, 2)})
+    assert boom.to_dict() == {-1: 1}
+
+
+
+def test_explain_choice_names_the_choice_a_result_depends_on():
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    auto = algorithms.connected_components(edges)
+    tags = flow.input("tags", columns=["node", "tag"])
+    top = algorithms.top_label_per_component(auto, tags)
+    explicit = algorithms.connected_components(edges, prioritized=False)
+    edges.insert([(1, 2)])
+    flow.step()
+    assert algorithms.explain_choice(explicit) is None
+    assert algorithms.explain_choice(auto) == algorithms.explain_choice(top) == \
+        "plain label propagation: first load 1 edges < 250,000"

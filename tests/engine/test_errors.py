@@ -132,7 +132,8 @@ def test_operator_added_after_data_flowed_is_refused():
     register nothing, and keep working; new inputs and their operators are still fine."""
     flow, edges, labels = _flow_with_cc()
     n_ops = len(flow.operators)
-    with pytest.raises(ddlab.DataflowError, match=r"has already sent updates .* Build every operator before the first step"):
+    with pytest.raises(ddlab.DataflowError, match=r"has already sent updates .* Build every "
+                                                  r"operator before the first step"):
         edges.count()
     with pytest.raises(ddlab.DataflowError, match="already sent updates"):
         edges.view()
@@ -144,3 +145,21 @@ def test_operator_added_after_data_flowed_is_refused():
     flow.step()
     assert late_counts.to_dict() == {(1, 2): 1}
     assert labels.to_dict()[(5, 3)] == 1
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: x.reduce(lambda k, vs: [(1 // 0, 1)]),
+    lambda x: x.cogroup(x, lambda k, a, b: [(len(a) / 0, 1)]),
+    lambda x: x.join(x, select=lambda k, a, b: a / 0),
+    lambda x: x.prioritize(lambda *cols: 1 // 0, lambda v: v),
+])
+def test_other_user_functions_raise_operator_error(build):
+    flow = ddlab.Dataflow()
+    x = flow.input("x")
+    build(x).view()
+    x.insert([(1, 2)])
+    with pytest.raises(OperatorError, match=r"#\d+: .*ZeroDivisionError") as info:
+        flow.step()
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    assert flow.epoch == 0
+

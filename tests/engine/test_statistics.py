@@ -2,10 +2,7 @@
 ``loop_differences``, ``loops``, ``upstream``) agree with the raw per-run statistics."""
 from __future__ import annotations
 
-import doctest
-
 import ddlab
-import ddlab.engine.dataflow as dataflow_module
 from ddlab.algorithms import (connected_components, connected_components_prioritized,
                               strongly_connected_components)
 
@@ -104,6 +101,47 @@ def test_upstream_and_loops():
     assert flow.loops()[0] == "root/scc" and all(p.startswith("root/scc/") for p in flow.loops()[1:])
 
 
-def test_docstring_examples():
-    result = doctest.testmod(dataflow_module, extraglobs={"Dataflow": ddlab.Dataflow})
-    assert result.failed == 0 and result.attempted > 0
+def test_stats_frame_has_one_row_per_operator_run():
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    connected_components(edges).view()
+    edges.insert([(1, 2), (2, 3)])
+    report = flow.step()
+    stats = flow.stats()
+    assert list(stats.columns) == ["operator", "kind", "scope", "time", "epoch", "iteration",
+                                   "in", "out", "seconds"]
+    assert len(stats) == report.operator_runs
+    loop_rows = stats[stats.scope == "root/cc"]
+    assert set(loop_rows.iteration) >= {0, 1, 2}
+    assert (loop_rows.time.map(len) == 2).all()
+    assert stats["in"].sum() == report.updates_processed
+    mins = loop_rows[loop_rows.kind == "reduce"]
+    assert mins["out"].sum() > 0
+    edges.insert([(3, 4)])
+    flow.step()
+    assert set(flow.stats(epoch=1).epoch) == {1}
+
+
+
+def test_prioritized_stats_show_priority_and_iteration():
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    ddlab.algorithms.connected_components_prioritized(edges, log_buckets=False).view()
+    edges.insert([(1, 2), (5, 6)])
+    flow.step()
+    times = flow.stats().query("scope == 'root/cc-prioritized'").time
+    assert {t[1][0] for t in times} >= {1, 5}  # (priority, iteration) pairs
+
+
+
+def test_statistics_keep_a_bounded_number_of_epochs():
+    flow = ddlab.Dataflow(stats_epochs=5)
+    x = flow.input("x")
+    x.count().view()
+    for i in range(23):
+        x.insert([(i % 3, i)])
+        flow.step()
+    epochs = set(flow.stats().epoch)
+    assert {18, 19, 20, 21, 22} <= epochs and len(epochs) <= 10 and 0 not in epochs
+    assert set(flow.stats(epoch=22).epoch) == {22}
+

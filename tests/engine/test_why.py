@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ddlab
+from ddlab.engine.tuning import tuned
 from ddlab.algorithms import connected_components, reachability
 
 from . import program_gen
@@ -122,11 +123,7 @@ def test_explanations_are_sufficient_with_small_trace_limits(program, epochs, se
     """The fuzzer's epochs (deletions, retractions below zero, several batches per epoch)
     with the traces spilling and merging every three rows, so explanations read spines of
     many compacted batches."""
-    from ddlab.engine import trace as trace_module
-
-    saved = trace_module.RECENT_CAPACITY
-    trace_module.RECENT_CAPACITY = 3
-    try:
+    with tuned("tiny"):  # every threshold tiny: recent rows spill every three rows
         rng = random.Random(seed)
         flow = ddlab.Dataflow(max_iterations=120)
         inputs = {"a": flow.input("a"), "b": flow.input("b")}
@@ -150,8 +147,6 @@ def test_explanations_are_sufficient_with_small_trace_limits(program, epochs, se
             contents = view.to_dict()
             for record in rng.sample(sorted(contents, key=repr), min(2, len(contents))):
                 _check_sufficient(program, flow, out, record, contents[record], counts)
-    finally:
-        trace_module.RECENT_CAPACITY = saved
 
 
 MONOTONE_PROGRAMS = {

@@ -9,13 +9,14 @@ which return the magic's value and raise its ``UsageError``.
 from __future__ import annotations
 
 
-import networkx as nx
 import numpy as np
 import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 from traitlets.config import Config
+
+from graph_oracle import cc_oracle, scc_oracle  # noqa: F401  (the shared oracle, for the tests here)
 
 
 class TestingShell(InteractiveShell):
@@ -89,28 +90,6 @@ def user_state(ip) -> dict:
         "pending": s.pending(),
         "feeds": {n: f.position for n, f in s.state.feeds()},
     }
-
-
-def cc_oracle(edges) -> dict:
-    """``{(node, smallest node of its weakly connected component): 1}``."""
-    g = nx.Graph()
-    g.add_edges_from(edges)
-    out = {}
-    for comp in nx.connected_components(g):
-        low = min(comp)
-        out.update({(n, low): 1 for n in comp})
-    return out
-
-
-def scc_oracle(edges) -> dict:
-    """``{(src, dst): 1}`` for the edges inside one strongly connected component."""
-    g = nx.DiGraph()
-    g.add_edges_from(edges)
-    comp = {}
-    for i, c in enumerate(nx.strongly_connected_components(g)):
-        comp.update({n: i for n in c})
-    return {(u, v): 1 for u, v in set(edges) if comp[u] == comp[v] and u != v} | {
-        (u, u): 1 for u, v in set(edges) if u == v}
 
 
 def as_dict(frame: pd.DataFrame) -> dict:

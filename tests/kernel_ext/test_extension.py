@@ -58,7 +58,10 @@ def test_overview_and_cell_help(ip):
         ip.run_cell_magic("dd", "--help", "anything")
     assert "%%dd" in cell_help.stdout and "--no-arrange" in cell_help.stdout
     # %dd? shows the same overview (the magic's docstring)
-    assert "%dd input NAME --from SOURCE" in ip.find_line_magic("dd").__doc__
+    assert "%dd input NAME" in ip.find_line_magic("dd").__doc__
+    with capture_output() as input_help:
+        ip.run_line_magic("dd", "input --help")
+    assert "--from SOURCE" in input_help.stdout
 
 
 def test_config_traits(ip):
@@ -87,12 +90,31 @@ def test_formatters_are_registered_for_engine_types(ip):
 def test_unload_and_load_again(ip):
     from ddlab.kernel_ext import load_ipython_extension, unload_ipython_extension
 
+    magics = get_magics(ip)
+    assert ip.configurables.count(magics) == 1      # registered once (it was twice)
     unload_ipython_extension(ip)
-    assert get_magics(ip) is None
+    assert get_magics(ip) is None and magics not in ip.configurables
     assert "dd" not in ip.magics_manager.magics["line"]
     assert ip.display_formatter.formatters["text/html"].lookup_by_type(ddlab.View) is None \
         if False else True
     with capture_output() as cap:
         load_ipython_extension(ip)
     assert get_magics(ip) is not None and "ddlab" in cap.stdout
+    assert ip.configurables.count(get_magics(ip)) == 1
     assert dd(ip, "status") is not None
+
+
+def test_config_given_before_loading_applies(ip):
+    """``ipython_config.py`` (or ``%config`` before ``%load_ext``) reaches a new DDMagics."""
+    from ddlab.kernel_ext.magics import DDMagics
+
+    ip.config.DDMagics.max_iterations = 77
+    magics = None
+    try:
+        magics = DDMagics(shell=ip)
+        assert magics.max_iterations == 77 and magics.session.max_iterations == 77
+        assert ip.configurables.count(magics) == 1
+    finally:
+        ip.config.DDMagics.pop("max_iterations", None)
+        if magics is not None:
+            ip.configurables.remove(magics)

@@ -37,3 +37,17 @@ def test_svg_nests_loops_and_places_operators_without_overlap():
             (x1, y1, w1, h1), (x2, y2, w2, h2) = items[a], items[b]
             assert x1 + w1 <= x2 or x2 + w2 <= x1 or y1 + h1 <= y2 or y2 + h2 <= y1
     assert "edges" in svg and 'stroke-dasharray="4,3"' in svg          # feedback edges
+
+
+def test_every_edge_names_its_source_and_target_operators():
+    """``data-source``/``data-target`` are operator ids, one path per edge of the graph
+    (the label's curve parameter once overwrote the target with 0.72 or 0.5)."""
+    flow, edges, _ = small_flow()
+    ops, es = flow.graph()
+    svg = graph_svg.dataflow_svg(ops, es)
+    drawn = sorted((int(s), int(t), int(n)) for s, t, n in re.findall(
+        r'data-source="([^"]+)" data-target="([^"]+)" data-updates="(\d+)"', svg))
+    loops = set(ops.loc[ops["kind"] == "loop", "id"])
+    want = sorted((s, t, n) for s, t, n in es.itertuples(index=False)
+                  if s not in loops and t not in loops)
+    assert drawn == want

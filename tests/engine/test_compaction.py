@@ -1,14 +1,18 @@
-"""Compaction keeps state proportional to the live data; statistics record every operator."""
+"""Compaction (``lattice.advance`` in every trace merge, ``Dataflow.compact``): state stays
+proportional to the live data, and compacting changes no output."""
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 
 import ddlab
 from ddlab.algorithms import connected_components
+from graph_oracle import cc_oracle
 
 from .datasets import collegemsg_edges_by_time
 
 
+@pytest.mark.slow
 def test_sliding_window_state_stays_bounded():
     """500 window steps over CollegeMsg leave at most 2x the updates 50 steps leave."""
     events = collegemsg_edges_by_time()
@@ -31,52 +35,8 @@ def test_sliding_window_state_stays_bounded():
     assert retained[500] <= 2 * retained[50], retained
 
 
-def test_stats_frame_has_one_row_per_operator_run():
-    flow = ddlab.Dataflow()
-    edges = flow.input("edges", columns=["src", "dst"])
-    connected_components(edges).view()
-    edges.insert([(1, 2), (2, 3)])
-    report = flow.step()
-    stats = flow.stats()
-    assert list(stats.columns) == ["operator", "kind", "scope", "time", "epoch", "iteration",
-                                   "in", "out", "seconds"]
-    assert len(stats) == report.operator_runs
-    loop_rows = stats[stats.scope == "root/cc"]
-    assert set(loop_rows.iteration) >= {0, 1, 2}
-    assert (loop_rows.time.map(len) == 2).all()
-    assert stats["in"].sum() == report.updates_processed
-    mins = loop_rows[loop_rows.kind == "reduce"]
-    assert mins["out"].sum() > 0
-    edges.insert([(3, 4)])
-    flow.step()
-    assert set(flow.stats(epoch=1).epoch) == {1}
-
-
-def test_prioritized_stats_show_priority_and_iteration():
-    flow = ddlab.Dataflow()
-    edges = flow.input("edges", columns=["src", "dst"])
-    ddlab.algorithms.connected_components_prioritized(edges, log_buckets=False).view()
-    edges.insert([(1, 2), (5, 6)])
-    flow.step()
-    times = flow.stats().query("scope == 'root/cc-prioritized'").time
-    assert {t[1][0] for t in times} >= {1, 5}  # (priority, iteration) pairs
-
-
-def test_statistics_keep_a_bounded_number_of_epochs():
-    flow = ddlab.Dataflow(stats_epochs=5)
-    x = flow.input("x")
-    x.count().view()
-    for i in range(23):
-        x.insert([(i % 3, i)])
-        flow.step()
-    epochs = set(flow.stats().epoch)
-    assert {18, 19, 20, 21, 22} <= epochs and len(epochs) <= 10 and 0 not in epochs
-    assert set(flow.stats(epoch=22).epoch) == {22}
-
 
 def test_full_compaction_changes_no_output_and_shrinks_state():
-    import networkx as nx
-
     flow = ddlab.Dataflow()
     edges = flow.input("edges", columns=["src", "dst"])
     view = connected_components(edges).view()
@@ -90,8 +50,7 @@ def test_full_compaction_changes_no_output_and_shrinks_state():
                           events.iloc[s * 10 - 10:s * 10].assign(diff=-1)])
 
     def oracle(s):
-        g = nx.Graph(list(window(s).itertuples(index=False, name=None)))
-        return {(n, low): 1 for c in nx.connected_components(g) for low in [min(c)] for n in c}
+        return cc_oracle(window(s).itertuples(index=False, name=None))
 
     edges.update(window(0).assign(diff=1))
     flow.step()
@@ -107,3 +66,4 @@ def test_full_compaction_changes_no_output_and_shrinks_state():
         edges.update(slide(s))
         flow.step()
         assert view.to_dict() == oracle(s)
+

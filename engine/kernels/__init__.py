@@ -1,0 +1,287 @@
+"""Compiled per-key kernels (numba): the reduce's and the join's per-key work for a batch of
+keys in a few calls.
+
+Why: a small change touches a few keys, and the numpy path pays tens of numpy calls (each a
+microsecond or two of fixed cost) per operator run, while a Python loop pays per history row.
+A compiled kernel pays neither: it finds each key's rows in the trace batches, accumulates
+them at the time, consolidates, evaluates the built-in logic, diffs against the previous
+output and finds the later interesting times in one or two calls (:mod:`.reduce`); a join
+matches a batch of changes against the other side's batches likewise (:mod:`.join`).
+
+The numpy (and Python) paths stay as the reference: every kernel is tested equal to them, and
+the fuzzer runs programs with the kernels on and off.  Without numba (not installed, or
+failing to import) the engine says so once and runs on its numpy path.
+
+Compilation.  Kernels are cached on disk (numba's ``cache=True``: next to the sources, or,
+when that folder is read-only, in numba's per-user cache directory; ``NUMBA_CACHE_DIR``
+overrides both), so a process whose cache is warm loads them in about a second the first time
+an operator needs them.  Compiling them from nothing takes numba several times that (the
+benchmark ``python -m benchmarks kernels`` measures both), so the first time ever, a
+background process compiles them (at low priority, on the other core) while this one keeps
+running on the numpy path, and switches to the kernels once they are cached: no cell waits
+for the compiler.  ``DDLAB_KERNELS``: ``0`` turns the kernels off; ``sync`` compiles in this
+process on first use instead (what the tests and benchmarks use, through :func:`warm_up`).
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import warnings
+from contextlib import contextmanager
+from pathlib import Path
+from time import monotonic, perf_counter
+
+import numpy as np
+
+from .. import tuning
+
+#: Whether a cold cache is filled by a background process (``False``: compile in-process;
+#: ``DDLAB_KERNELS=sync``).  ``tuning.KERNELS`` (``DDLAB_KERNELS=0``) turns the kernels off.
+background: bool = os.environ.get("DDLAB_KERNELS", "1").strip().lower() != "sync"
+
+_state = {"checked": False, "available": False, "reason": None, "warned": False,
+          "ready": False, "compiling": None, "next_poll": 0.0, "failed": False,
+          "load_seconds": None}
+#: Seconds between two checks of a background compilation (``active`` runs per operator).
+_POLL_SECONDS = 0.25
+_SOURCES = ("histories.py", "logics.py", "matching.py", "reduce.py", "join.py", "rows.py",
+            "spec.py")
+
+
+def available() -> bool:
+    """Whether numba imports (checked once, lazily: importing numba takes a few tenths of a
+    second, paid by the first program that reaches a kernel, not by ``import ddlab``)."""
+    if not _state["checked"]:
+        _state["checked"] = True
+        try:
+            import numba  # noqa: F401
+        except Exception as err:  # ImportError, or a numba/numpy version mismatch
+            _state["reason"] = f"{type(err).__name__}: {err}"
+        else:
+            _state["available"] = True
+    return _state["available"]
+
+
+def active() -> bool:
+    """Whether an operator should take its kernel path now: on (``tuning.KERNELS`` and
+    ``tuning.FAST_PATHS``), numba usable, and the kernels loaded (loading them from a warm
+    cache here, or starting their compilation in the background when the cache is cold and
+    answering ``False`` until it is done)."""
+    if not (tuning.KERNELS and tuning.FAST_PATHS):
+        return False
+    if _state["ready"]:
+        return True
+    if not available():
+        _warn_once(f"numba is not usable ({_state['reason']})")
+        return False
+    if _state["failed"]:
+        return False
+    proc = _state["compiling"]
+    if proc is not None:
+        now = monotonic()
+        if now < _state["next_poll"]:
+            return False
+        _state["next_poll"] = now + _POLL_SECONDS
+        if proc.poll() is None:
+            return False
+        _state["compiling"] = None
+        if proc.returncode != 0:
+            _state["failed"] = True
+            _warn_once(f"compiling the kernels failed (exit {proc.returncode}; details in "
+                       f"{_log_path()})")
+            return False
+    elif background and not cache_is_warm():
+        _start_background()
+        return False
+    warm_up()
+    return True
+
+
+def _warn_once(why: str) -> None:
+    if not _state["warned"]:
+        _state["warned"] = True
+        warnings.warn(f"ddlab: {why}; the engine runs on its numpy path (correct, slower per "
+                      f"small change). pip install numba to compile the per-key kernels.",
+                      RuntimeWarning, stacklevel=4)
+
+
+@contextmanager
+def use_kernels(on: bool):
+    """Run a block with the kernels on or off (``tuning.tuned(KERNELS=on)``; on also means
+    loaded now, compiling in this process if the cache is cold)."""
+    with tuning.tuned(KERNELS=on):
+        if on and available():
+            warm_up()
+        yield
+
+
+def warm_up() -> float:
+    """Compile (or load from the disk cache) every kernel in this process; returns the
+    seconds it took the first time (later calls return at once and cost nothing).  The
+    benchmarks report it as the first-use cost of a fresh process."""
+    if _state["ready"] or not available():
+        return 0.0
+    start = perf_counter()
+    from . import join as _join, reduce as _reduce, rows as _rows_module
+
+    _reduce.warm_up()
+    _join.warm_up()
+    _rows_module.warm_up()
+    _state["ready"] = True
+    _state["load_seconds"] = perf_counter() - start
+    _write_stamp()
+    return _state["load_seconds"]
+
+
+def cache_dir() -> Path | None:
+    """Where numba caches the compiled kernels (``None`` when numba is unavailable)."""
+    if not available():
+        return None
+    from .histories import scan
+
+    return Path(scan._cache._cache_path)
+
+
+def _fingerprint() -> str:
+    """What a cache built by another process must match: numba, numpy, Python and the
+    kernel sources (numba checks the sources itself; this decides whether to wait for it)."""
+    import numba
+    import numpy
+
+    here = Path(__file__).parent
+    parts = [numba.__version__, numpy.__version__, sys.version]
+    for name in _SOURCES:
+        stat = (here / name).stat()
+        parts.append(f"{name}:{stat.st_size}:{stat.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
+
+
+def _stamp_path() -> Path:
+    return cache_dir() / "ddlab-kernels.stamp"
+
+
+def _log_path() -> Path:
+    return cache_dir() / "ddlab-kernels.log"
+
+
+def cache_is_warm() -> bool:
+    """Whether a process already compiled and cached these kernels (with this numba, numpy,
+    Python and these sources)."""
+    try:
+        return _stamp_path().read_text() == _fingerprint()
+    except OSError:
+        return False
+
+
+def _write_stamp() -> None:
+    try:
+        path = _stamp_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(_fingerprint())
+    except OSError:
+        pass  # an unwritable cache: numba compiles in memory; the next process compiles again
+
+
+def _start_background() -> None:
+    """Compile the kernels in a background process (low priority); ``active`` polls it."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    try:
+        log = open(_log_path(), "w")
+    except OSError:
+        log = subprocess.DEVNULL
+    try:
+        _state["compiling"] = subprocess.Popen(
+            [sys.executable, "-m", "ddlab.engine.kernels.compile"], env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=log, stderr=log, preexec_fn=_lower_priority if os.name == "posix" else None)
+        _state["next_poll"] = monotonic() + _POLL_SECONDS
+    except OSError as err:
+        _state["failed"] = True
+        _warn_once(f"could not start compiling the kernels ({err})")
+    finally:
+        if log is not subprocess.DEVNULL:
+            log.close()
+
+
+def _lower_priority() -> None:
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+
+
+def status() -> str:
+    """One line on the kernels' state (for ``%dd`` and bug reports)."""
+    if not tuning.KERNELS:
+        return "compiled kernels: off (DDLAB_KERNELS=0)"
+    if not available():
+        return f"compiled kernels: numba not usable ({_state['reason']}); numpy path"
+    if _state["ready"]:
+        return f"compiled kernels: on (loaded in {_state['load_seconds']:.2f} s)"
+    if _state["compiling"] is not None:
+        return "compiled kernels: compiling in the background; numpy path until then"
+    if _state["failed"]:
+        return f"compiled kernels: compilation failed (see {_log_path()}); numpy path"
+    return "compiled kernels: not loaded yet (on first use)"
+
+
+_reduce_process = None
+_join_process = None
+_rows = None
+
+def _rows_module():
+    global _rows
+    if _rows is None:
+        from . import rows
+
+        _rows = rows
+    return _rows
+
+
+def merge_by_key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two packed batches sorted by key code (row 0) merged into one, stably."""
+    return _rows_module().merge_by_key(np.ascontiguousarray(a), np.ascontiguousarray(b))
+
+
+def sort_by_key(data: np.ndarray) -> np.ndarray:
+    """A packed matrix with its columns sorted stably by key code (row 0)."""
+    return _rows_module().sort_by_key(np.ascontiguousarray(data))
+
+
+def consolidate(cols, diffs, times=None):
+    """:func:`ddlab.engine.batch.consolidate` of int64 columns (and times) in one compiled
+    call: ``(cols, diffs)`` or ``(cols, times, diffs)``, sorted by record then time."""
+    k = len(cols)
+    fields = list(cols) if times is None else list(cols) + list(times.T)
+    matrix = np.array(fields, dtype=np.int64).reshape(len(fields), -1)
+    mat, weights = _rows_module().consolidate_rows(matrix, np.ascontiguousarray(diffs))
+    if times is None:
+        return tuple(mat[:k]), weights
+    return tuple(mat[:k]), mat[k:].T, weights
+
+
+def reduce_process(op, t, inputs, pending) -> bool:
+    """``Reduce.process`` on the kernels (see :mod:`.reduce`); ``False`` when it declines."""
+    global _reduce_process
+    if _reduce_process is None:
+        from .reduce import process
+
+        _reduce_process = process
+    return _reduce_process(op, t, inputs, pending)
+
+
+def join_process(op, t, d_left, d_right) -> bool:
+    """``Join.process`` on the kernels (see :mod:`.join`); ``False`` when it declines."""
+    global _join_process
+    if _join_process is None:
+        from .join import process
+
+        _join_process = process
+    return _join_process(op, t, d_left, d_right)
+
+
+__all__ = ["available", "active", "use_kernels", "warm_up", "cache_dir",
+           "cache_is_warm", "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
+           "sort_by_key"]

@@ -1,0 +1,165 @@
+"""Kernels that read a few keys' histories out of packed trace batches.
+
+A trace batch is one ``(fields, n)`` int64 matrix sorted by its first row, the key code:
+``[key code], columns..., time coordinates..., diff`` (the key code row is absent when the key
+code *is* the first column; ``first`` says where the columns start).  For a sorted set of
+query codes and a time ``t``, :func:`scan_sorted` appends every row of those keys (among the
+first ``m`` columns: a trace's recent rows fill a buffer partly) to a row
+buffer when its time is ``<= t`` (the rows the accumulation at ``t`` sums) and to a *later*
+buffer otherwise, as ``(key code, lub(time, t))`` (the interesting times a reduce must
+revisit).  :func:`scan_unsorted` does the same for a matrix in insertion order (a trace's
+recent rows).
+
+Buffers: ``rows`` is ``(2 + arity, capacity)``: key index (position in the query codes),
+columns, diff; ``later`` is ``(1 + depth, capacity)``: key code, time.  Both kernels return
+the new fill counts, or minus the counts they would need when a buffer is too small (the
+caller grows it and calls again: nothing was written past the old counts).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .logics import lexsort_segment
+
+
+@njit(cache=True)
+def lower_bound(col, value, lo, hi):
+    """First index in ``[lo, hi)`` of sorted ``col`` whose value is ``>= value``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if col[mid] < value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def upper_bound(col, value, lo, hi):
+    """First index in ``[lo, hi)`` of sorted ``col`` whose value is ``> value``."""
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if col[mid] <= value:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo
+
+
+@njit(cache=True)
+def find(keys, code):
+    """Position of ``code`` in sorted ``keys``, or -1."""
+    i = lower_bound(keys, code, 0, len(keys))
+    if i < len(keys) and keys[i] == code:
+        return i
+    return -1
+
+
+@njit(cache=True)
+def _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl):
+    """Append row ``i`` of ``data`` (key index ``g``) to ``rows`` or ``later``."""
+    fields = data.shape[0]
+    tstart = first + arity
+    now = True
+    for j in range(rdepth):
+        if data[tstart + j, i] > t[j]:
+            now = False
+            break
+    if now:
+        rows[0, n] = g
+        for j in range(arity):
+            rows[1 + j, n] = data[first + j, i]
+        rows[1 + arity, n] = data[fields - 1, i]
+        return n + 1, nl
+    later[0, nl] = data[0, i]
+    for j in range(rdepth):
+        v = data[tstart + j, i]
+        later[1 + j, nl] = v if v > t[j] else t[j]
+    for j in range(rdepth, len(t)):
+        later[1 + j, nl] = t[j]
+    return n, nl + 1
+
+
+@njit(cache=True)
+def scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later, nl):
+    """:func:`scan_sorted` or :func:`scan_unsorted` over the first ``m`` columns of ``data``
+    (one compiled entry point for both)."""
+    if is_sorted:
+        return scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl)
+    return scan_unsorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl)
+
+
+@njit(cache=True)
+def scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
+    """Append the rows of ``keys`` (sorted, unique) in batch ``data`` (sorted by key code).
+    Returns ``(n, nl)``, or ``(-need_rows, -need_later)`` when a buffer is too small."""
+    k = len(keys)
+    if m == 0 or k == 0:
+        return n, nl
+    codes = data[0]
+    los = np.empty(k, dtype=np.int64)
+    his = np.empty(k, dtype=np.int64)
+    total = 0
+    start = 0
+    for g in range(k):
+        lo = lower_bound(codes, keys[g], start, m)
+        hi = upper_bound(codes, keys[g], lo, m)
+        los[g] = lo
+        his[g] = hi
+        total += hi - lo
+        start = hi
+    if n + total > rows.shape[1] or nl + total > later.shape[1]:
+        return -(n + total), -(nl + total)
+    for g in range(k):
+        for i in range(los[g], his[g]):
+            n, nl = _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl)
+    return n, nl
+
+
+@njit(cache=True)
+def scan_unsorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
+    """:func:`scan_sorted` for a matrix in insertion order (each row's key looked up)."""
+    if m == 0 or len(keys) == 0:
+        return n, nl
+    total = 0
+    where = np.empty(m, dtype=np.int64)
+    for i in range(m):
+        where[i] = find(keys, data[0, i])
+        if where[i] >= 0:
+            total += 1
+    if n + total > rows.shape[1] or nl + total > later.shape[1]:
+        return -(n + total), -(nl + total)
+    for i in range(m):
+        if where[i] >= 0:
+            n, nl = _put(data, i, where[i], t, first, arity, rdepth, rows, n, later, nl)
+    return n, nl
+
+
+@njit(cache=True)
+def unique_codes(codes):
+    """Sorted distinct values of ``codes`` (the sort skipped when they already ascend)."""
+    n = len(codes)
+    ascending = True
+    for i in range(1, n):
+        if codes[i] < codes[i - 1]:
+            ascending = False
+            break
+    if ascending:
+        s = codes
+    else:
+        idx = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            idx[i] = i
+        tmp = np.empty(n, dtype=np.int64)
+        lexsort_segment(codes.reshape(1, n), idx, 0, n, tmp)
+        s = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            s[i] = codes[idx[i]]
+    out = np.empty(n, dtype=np.int64)
+    m = 0
+    for i in range(n):
+        if m == 0 or s[i] != out[m - 1]:
+            out[m] = s[i]
+            m += 1
+    return out[:m].copy()

@@ -1,0 +1,166 @@
+"""Kernels of the join: match a batch of changes against a trace's batches, then group the
+output pairs by time and consolidate them.
+
+:func:`match` appends, for every pair of a delta row and a row of one packed trace batch with
+the same key, the output record (columns picked from either side by ``source``), the time
+``lub(t, row time)`` and the diff ``sign * delta diff * row diff``.  The delta's rows are
+given sorted by key code (``order``), so a sorted batch is searched once per distinct key;
+an unsorted matrix (recent rows, the other side's delta for the ``dA x dB`` correction) has
+each of its rows looked up among the delta's codes.  :func:`group_by_time` sorts the pairs
+by time then record, sums equal ones and drops zeros: one consolidated run per time.
+
+Buffers and capacity work as in :mod:`.histories`: ``out`` is ``(ncols + depth + 1,
+capacity)``; a call that would overflow writes nothing and returns minus the count needed.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .histories import lower_bound, upper_bound
+from .logics import lexsort_segment, sort_rows, _same
+
+
+@njit(cache=True)
+def _emit(data, i, first, rdepth, dcols, ddiffs, r, nkey, source, t, sign, out, n):
+    """Append the pair (delta row ``r``, batch row ``i``) unless their key columns differ
+    (a key-code collision); returns the new count."""
+    for j in range(nkey):
+        if dcols[j, r] != data[first + j, i]:
+            return n
+    ncols = source.shape[1]
+    depth = len(t)
+    for c in range(ncols):
+        idx = source[1, c]
+        out[c, n] = dcols[idx, r] if source[0, c] == 0 else data[first + idx, i]
+    tstart = data.shape[0] - 1 - rdepth
+    for j in range(depth):
+        if j < rdepth:
+            v = data[tstart + j, i]
+            out[ncols + j, n] = v if v > t[j] else t[j]
+        else:
+            out[ncols + j, n] = t[j]
+    out[ncols + depth, n] = sign * ddiffs[r] * data[data.shape[0] - 1, i]
+    return n + 1
+
+
+@njit(cache=True)
+def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey, source, t,
+          sign, out, n):
+    """Append every matching pair of the delta (``dcodes`` in delta row order, ``order``
+    sorting them) and the first ``m`` columns of ``data``; returns the new count or minus
+    the count needed."""
+    nd = len(order)
+    if m == 0 or nd == 0:
+        return n
+    codes = data[0]
+    total = 0
+    if is_sorted:
+        a = 0
+        start = 0
+        while a < nd:
+            code = dcodes[order[a]]
+            b = a + 1
+            while b < nd and dcodes[order[b]] == code:
+                b += 1
+            lo = lower_bound(codes, code, start, m)
+            hi = upper_bound(codes, code, lo, m)
+            total += (hi - lo) * (b - a)
+            start = hi
+            a = b
+    else:
+        sorted_codes = np.empty(nd, dtype=np.int64)
+        for a in range(nd):
+            sorted_codes[a] = dcodes[order[a]]
+        for i in range(m):
+            lo = lower_bound(sorted_codes, codes[i], 0, nd)
+            hi = upper_bound(sorted_codes, codes[i], lo, nd)
+            total += hi - lo
+    if total == 0:
+        return n
+    if n + total > out.shape[1]:
+        return -(n + total)
+    if is_sorted:
+        a = 0
+        start = 0
+        while a < nd:
+            code = dcodes[order[a]]
+            b = a + 1
+            while b < nd and dcodes[order[b]] == code:
+                b += 1
+            lo = lower_bound(codes, code, start, m)
+            hi = upper_bound(codes, code, lo, m)
+            for s in range(a, b):
+                for i in range(lo, hi):
+                    n = _emit(data, i, first, rdepth, dcols, ddiffs, order[s], nkey, source, t,
+                              sign, out, n)
+            start = hi
+            a = b
+    else:
+        for i in range(m):
+            lo = lower_bound(sorted_codes, codes[i], 0, nd)
+            hi = upper_bound(sorted_codes, codes[i], lo, nd)
+            for s in range(lo, hi):
+                n = _emit(data, i, first, rdepth, dcols, ddiffs, order[s], nkey, source, t,
+                          sign, out, n)
+    return n
+
+
+@njit(cache=True)
+def key_order(codes):
+    """A permutation sorting ``codes`` (the identity when they already ascend)."""
+    n = len(codes)
+    idx = np.empty(n, dtype=np.int64)
+    ascending = True
+    for i in range(n):
+        idx[i] = i
+        if i and codes[i] < codes[i - 1]:
+            ascending = False
+    if not ascending:
+        tmp = np.empty(n, dtype=np.int64)
+        lexsort_segment(codes.reshape(1, n), idx, 0, n, tmp)
+    return idx
+
+
+@njit(cache=True)
+def group_by_time(out, n, ncols, depth):
+    """The pairs of ``out[:, :n]`` sorted by time then record, equal ones summed, zeros
+    dropped: ``(cols (ncols, m), times (m, depth), diffs, starts)``, one run per distinct
+    time at ``starts[g]:starts[g + 1]``."""
+    keys = np.empty((depth + ncols, n), dtype=np.int64)
+    for i in range(n):
+        for j in range(depth):
+            keys[j, i] = out[ncols + j, i]
+        for c in range(ncols):
+            keys[depth + c, i] = out[c, i]
+    idx = sort_rows(keys, n)
+    cols = np.empty((ncols, n), dtype=np.int64)
+    times = np.empty((n, depth), dtype=np.int64)
+    diffs = np.empty(n, dtype=np.int64)
+    starts = np.empty(n + 1, dtype=np.int64)
+    m = 0
+    groups = 0
+    i = 0
+    idx_prev = 0
+    width = depth + ncols
+    while i < n:
+        a = idx[i]
+        w = out[ncols + depth, a]
+        j = i + 1
+        while j < n and _same(keys, a, idx[j], 0, width):
+            w += out[ncols + depth, idx[j]]
+            j += 1
+        if w != 0:
+            if groups == 0 or not _same(keys, a, idx_prev, 0, depth):
+                starts[groups] = m
+                groups += 1
+            for c in range(ncols):
+                cols[c, m] = out[c, a]
+            for d in range(depth):
+                times[m, d] = out[ncols + d, a]
+            diffs[m] = w
+            m += 1
+            idx_prev = a
+        i = j
+    starts[groups] = m
+    return cols[:, :m].copy(), times[:m].copy(), diffs[:m].copy(), starts[:groups + 1].copy()

@@ -1,0 +1,97 @@
+"""Kernels over whole runs of rows: consolidation, and the sorted runs of a trace's spine.
+
+- :func:`consolidate_rows`: sum the diffs of equal rows and drop zeros, rows sorted
+  lexicographically (what every operator does to what it emits; the numpy path sorts with a
+  dozen calls, a Python dict below 32 rows);
+- :func:`sort_by_key` and :func:`merge_by_key`: a packed trace batch (one ``(fields, n)``
+  int64 matrix, key code first) sorted stably by key code, and two such batches merged into
+  one (the spine's merges of small batches within an epoch: a linear merge instead of a
+  concatenation, an argsort and a gather).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .logics import _same, lexsort_segment, sort_rows
+
+
+@njit(cache=True)
+def consolidate_rows(mat, diffs):
+    """``(mat, diffs)`` with equal columns summed, zero sums dropped, sorted by the rows of
+    ``mat`` (each column of ``mat`` is one row of fields, most significant field first)."""
+    nf, n = mat.shape
+    idx = sort_rows(mat, n)
+    out = np.empty((nf, n), dtype=np.int64)
+    w_out = np.empty(n, dtype=np.int64)
+    m = 0
+    i = 0
+    while i < n:
+        a = idx[i]
+        w = diffs[a]
+        j = i + 1
+        while j < n and _same(mat, a, idx[j], 0, nf):
+            w += diffs[idx[j]]
+            j += 1
+        if w != 0:
+            for f in range(nf):
+                out[f, m] = mat[f, a]
+            w_out[m] = w
+            m += 1
+        i = j
+    return out[:, :m].copy(), w_out[:m].copy()
+
+
+@njit(cache=True)
+def sort_by_key(data):
+    """``data`` with its columns sorted stably by row 0 (a packed batch by key code)."""
+    nf, n = data.shape
+    idx = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        idx[i] = i
+    tmp = np.empty(n, dtype=np.int64)
+    lexsort_segment(data[:1], idx, 0, n, tmp)
+    out = np.empty((nf, n), dtype=np.int64)
+    for i in range(n):
+        a = idx[i]
+        for f in range(nf):
+            out[f, i] = data[f, a]
+    return out
+
+
+@njit(cache=True)
+def merge_by_key(a, b):
+    """Two packed batches sorted by row 0 merged into one (stable: for equal key codes the
+    rows of ``a`` come first, as a stable sort of their concatenation orders them)."""
+    nf = a.shape[0]
+    na, nb = a.shape[1], b.shape[1]
+    out = np.empty((nf, na + nb), dtype=np.int64)
+    i = j = k = 0
+    while i < na and j < nb:
+        if b[0, j] < a[0, i]:
+            for f in range(nf):
+                out[f, k] = b[f, j]
+            j += 1
+        else:
+            for f in range(nf):
+                out[f, k] = a[f, i]
+            i += 1
+        k += 1
+    while i < na:
+        for f in range(nf):
+            out[f, k] = a[f, i]
+        i += 1
+        k += 1
+    while j < nb:
+        for f in range(nf):
+            out[f, k] = b[f, j]
+        j += 1
+        k += 1
+    return out
+
+
+def warm_up() -> None:
+    mat = np.array([[2, 1, 2], [5, 4, 5]], dtype=np.int64)
+    consolidate_rows(mat, np.array([1, 1, -1], dtype=np.int64))
+    s = sort_by_key(mat)
+    merge_by_key(s, s)

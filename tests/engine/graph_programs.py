@@ -1,0 +1,57 @@
+"""Graph test programs: random edge-set epochs, and CC/SCC (every variant) run over them, for
+the algorithm tests and the path-equivalence tests (``test_tuning``)."""
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+import ddlab
+from ddlab import algorithms
+from ddlab.engine.tuning import tuned
+from graph_oracle import cc_oracle, scc_oracle
+
+EDGE = st.tuples(st.integers(0, 12), st.integers(0, 12))
+#: (insertions, deletion picks) per epoch; see :func:`edge_epochs`
+EPOCHS = st.lists(st.tuples(st.lists(EDGE, max_size=10), st.lists(st.integers(0, 50), max_size=5)),
+                  min_size=1, max_size=6)
+
+
+def edge_epochs(plan):
+    """Turn (insertions, deletion picks) into edge-set changes ``(adds, removals, present)``;
+    deletions pick existing edges."""
+    present: set = set()
+    for adds, picks in plan:
+        adds = sorted(set(adds) - present)
+        pool = sorted(present)
+        rems = sorted({pool[p % len(pool)] for p in picks}) if pool else []
+        rems = [r for r in rems if r not in adds]
+        present = (present | set(adds)) - set(rems)
+        yield adds, rems, set(present)
+
+
+def run_graph(epochs, preset=None):
+    """CC (plain, prioritized) and SCC (prioritized, plain) views after each of ``epochs``
+    (``(adds, removals, present)``), built and run under the tuning ``preset``:
+    ``[(four view dicts, present), ...]``."""
+    with tuned(preset):
+        flow = ddlab.Dataflow()
+        edges = flow.input("edges", columns=["src", "dst"])
+        views = [algorithms.connected_components(edges, prioritized=False).view(),
+                 algorithms.connected_components_prioritized(edges).view(),
+                 algorithms.strongly_connected_components(edges, prioritized=True).view(),
+                 algorithms.strongly_connected_components(edges, prioritized=False).view()]
+        results = []
+        for adds, rems, present in epochs:
+            edges.insert(adds)
+            edges.remove(rems)
+            flow.step()
+            results.append(([v.to_dict() for v in views], present))
+        return results
+
+
+def assert_same_and_correct(runs, reference):
+    """``runs`` (of :func:`run_graph`) read like ``reference`` after every epoch, and both like
+    the oracles."""
+    assert [r[0] for r in runs] == [r[0] for r in reference]
+    for views, present in runs:
+        assert views[0] == views[1] == cc_oracle(present)
+        assert views[2] == views[3] == scc_oracle(present)

@@ -1,0 +1,547 @@
+"""The compiled per-key kernels (engine/kernels) against the paths they replace and an oracle.
+
+Each kernel is checked on random inputs against the numpy or Python reference it stands in
+for (the logics' ``small`` forms and numpy ``evaluate``, ``Trace.gather`` plus the time
+filter, dict arithmetic); whole programs run with the kernels on and off and are compared
+with each other and with from-scratch evaluation; bugs planted in the kernel path are found
+by the fuzzer; and without numba the engine warns once and runs on its numpy path."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import warnings
+from collections import Counter
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import ddlab
+from ddlab import NonConvergenceError
+from ddlab.engine import kernels
+from ddlab.engine.batch import Batch
+from ddlab.engine.kernels import spec
+from ddlab.engine.lattice import leq_rows
+from ddlab.engine.operators import aggregates as agg
+from ddlab.engine.operators.reduce import Accumulation
+from ddlab.engine.trace import Trace
+from ddlab.engine.tuning import tuned
+
+from graph_oracle import cc_oracle, scc_oracle
+
+from . import oracle
+from .graph_programs import EPOCHS as GRAPH_EPOCHS, assert_same_and_correct, edge_epochs, run_graph
+from .record_programs import EPOCHS as RECORD_EPOCHS, UNARY, _in_loop, accumulate as _accumulate
+
+pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
+
+if kernels.available():
+    from ddlab.engine.kernels import histories as H, logics as L
+
+
+# -- the kernels one by one ----------------------------------------------------------------
+
+#: buffer rows ``(key index, value, diff)`` of up to five keys (two value columns or one)
+ROWS = st.lists(st.tuples(st.integers(0, 4), st.integers(-3, 3), st.integers(0, 3),
+                          st.integers(-2, 2)), max_size=40)
+LOGICS = {"count": (spec.COUNT, agg.Count()), "sum": (spec.SUM, agg.Sum()),
+          "min": (spec.MIN, agg.Extreme(False)), "max": (spec.MAX, agg.Extreme(True)),
+          "distinct": (spec.DISTINCT, agg.DISTINCT)}
+
+
+def _buffer(rows, arity):
+    """A row buffer as the scans fill it: key index, columns (the key column holds the key
+    index itself, so the key code is the key column), diff."""
+    buf = np.zeros((2 + arity, max(len(rows), 1)), dtype=np.int64)
+    for i, (g, a, b, d) in enumerate(rows):
+        values = (g, a, b)[:arity]
+        buf[:, i] = (g,) + values + (d,)
+    return buf
+
+
+def _consolidated(rows, arity):
+    """{key index: {record: weight}} (zero weights dropped): the Python reference."""
+    acc: dict = {}
+    for g, a, b, d in rows:
+        rec = (g, a, b)[:arity]
+        acc.setdefault(g, Counter())[rec] += d
+    out = {g: {r: w for r, w in c.items() if w} for g, c in acc.items()}
+    return {g: c for g, c in out.items() if c}
+
+
+def _split(cols, weights, starts):
+    """{key index: {record: weight}} of a kernel's ``(cols, weights, starts)``."""
+    out = {}
+    for g in range(len(starts) - 1):
+        part = {tuple(int(c[i]) for c in cols): int(weights[i])
+                for i in range(starts[g], starts[g + 1])}
+        if part:
+            out[g] = part
+    return out
+
+
+@pytest.mark.parametrize("arity", [1, 2, 3])
+@given(rows=ROWS)
+def test_consolidate_by_key_equals_python(rows, arity):
+    buf = _buffer(rows, arity)
+    cols, weights, starts = L.consolidate_by_key(buf, len(rows), 5, arity)
+    assert _split(cols, weights, starts) == _consolidated(rows, arity)
+    for g in range(5):  # sorted by record within each key
+        recs = [tuple(c[i] for c in cols) for i in range(starts[g], starts[g + 1])]
+        assert recs == sorted(recs)
+
+
+@pytest.mark.parametrize("name", sorted(LOGICS))
+@pytest.mark.parametrize("arity", [1, 2, 3])
+@pytest.mark.parametrize("key_is_code", [True, False])
+@given(rows=ROWS)
+def test_evaluate_by_key_equals_small_and_numpy_logics(name, arity, key_is_code, rows):
+    code, logic = LOGICS[name]
+    nkey = 0 if name == "distinct" else 1
+    kinds = ("i",) * arity
+    if not spec.qualifies(code, nkey, kinds):
+        return  # (sum needs exactly one value column, min/max at least one)
+    kn = nkey or arity
+    buf = _buffer(rows, arity)
+    cols, weights, starts = L.evaluate_by_key(code, kn, key_is_code and kn == 1, buf,
+                                              len(rows), 5, arity)
+    got = _split(cols, weights, starts)
+    op = SimpleNamespace(nkey=nkey, label="test", flow=SimpleNamespace(interner=None))
+    for g, acc in _consolidated(rows, arity).items():
+        small = logic.small([dict(acc)], nkey)
+        recs = sorted(acc)
+        a = Accumulation([np.array([r[j] for r in recs], dtype=np.int64)
+                          for j in range(arity)], kinds,
+                         np.array([acc[r] for r in recs], dtype=np.int64))
+        ncols, _, nweights = logic.evaluate([a], op)
+        numpy_out = {tuple(int(c[i]) for c in ncols): int(nweights[i])
+                     for i in range(len(nweights))}
+        assert small == numpy_out
+        assert got.get(g, {}) == small, (g, acc)
+
+
+def _diffs(rows):
+    return {r: w for r, w in rows.items() if w}
+
+
+@given(new=ROWS, old=ROWS)
+def test_diff_by_key_equals_dict_arithmetic(new, old):
+    nc, nw, ns = L.consolidate_by_key(_buffer(new, 2), len(new), 5, 2)
+    oc, ow, os_ = L.consolidate_by_key(_buffer(old, 2), len(old), 5, 2)
+    cols, diffs = L.diff_by_key(nc, nw, ns, oc, ow, os_, 5)
+    got = Counter({tuple(int(c[i]) for c in cols): int(diffs[i]) for i in range(len(diffs))})
+    want = Counter()
+    for acc in _consolidated(new, 2).values():
+        want.update(acc)
+    for acc in _consolidated(old, 2).values():
+        want.subtract(acc)
+    assert dict(got) == _diffs(want)
+    recs = [tuple(c[i] for c in cols) for i in range(len(diffs))]
+    assert recs == sorted(recs)  # key index first, then record: record order
+
+
+@given(pairs=st.lists(st.tuples(st.integers(-5, 5), st.integers(0, 3), st.integers(0, 3)),
+                      max_size=30))
+def test_later_groups_keep_each_keys_minimal_times(pairs):
+    """Grouped by time like the numpy path groups them, but only each key's minimal times
+    (no other time of the key is <= them): the rest are found again from those."""
+    later = np.array([[c, a, b] for c, a, b in pairs], dtype=np.int64).reshape(-1, 3).T.copy()
+    codes, times, starts = L.later_groups(later, len(pairs))
+    got = {}
+    for s, e in zip(starts[:-1], starts[1:]):
+        got[tuple(times[s].tolist())] = codes[s:e].tolist()
+        assert all(tuple(times[i].tolist()) == tuple(times[s].tolist()) for i in range(s, e))
+    times_of: dict = {}
+    for c, a, b in pairs:
+        times_of.setdefault(c, set()).add((a, b))
+    want: dict = {}
+    for c, ts in times_of.items():
+        for u in ts:
+            if not any(v != u and v[0] <= u[0] and v[1] <= u[1] for v in ts):
+                want.setdefault(u, set()).add(c)
+    assert got == {u: sorted(cs) for u, cs in want.items()}
+    assert list(got) == sorted(got)
+
+
+@given(rows=st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2), st.integers(0, 2),
+                              st.integers(-2, 2)), max_size=80), with_times=st.booleans())
+def test_consolidate_rows_equals_the_general_path(rows, with_times):
+    """``batch.consolidate`` through the kernel and on the general numpy path: the same rows
+    in the same order (sorted by record, then time), zero sums dropped."""
+    from ddlab.engine.batch import consolidate
+
+    a = np.array(rows, dtype=np.int64).reshape(-1, 4)
+    cols, times, diffs = (a[:, 0].copy(), a[:, 1].copy()), a[:, 2:3].copy(), a[:, 3].copy()
+    args = (cols, diffs, times) if with_times else (cols, diffs)
+    fast = kernels.consolidate(*args[:2], times if with_times else None)
+    with tuned("general"):
+        general = consolidate(*args)
+    assert len(fast) == len(general)
+    for f, g in zip(fast, general):
+        f, g = (f if isinstance(f, tuple) else (f,)), (g if isinstance(g, tuple) else (g,))
+        for x, y in zip(f, g):
+            np.testing.assert_array_equal(x, y)
+
+
+@given(a=st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 9)), max_size=30),
+       b=st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 9)), max_size=30))
+def test_sorted_runs_equal_a_stable_argsort(a, b):
+    """The spine's kernels: a packed matrix sorted by key code, and two sorted ones merged,
+    exactly as a stable argsort of (their concatenation's) key row orders them."""
+    def matrix(rows):
+        return np.array(rows, dtype=np.int64).reshape(-1, 2).T.copy()
+
+    def stable(m):
+        return m[:, np.argsort(m[0], kind="stable")]
+
+    ma, mb = matrix(a), matrix(b)
+    np.testing.assert_array_equal(kernels.sort_by_key(ma), stable(ma))
+    sa, sb = stable(ma), stable(mb)
+    np.testing.assert_array_equal(kernels.merge_by_key(sa, sb),
+                                  stable(np.concatenate([sa, sb], axis=1)))
+
+
+@given(rows=st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(-3, 3),
+                              st.sampled_from([0, 1, 2**40, -2**40])), max_size=60),
+       small=st.booleans())
+def test_sort_rows_orders_like_lexsort(rows, small):
+    """The packed sort (fields whose ranges fit in 63 bits) and its field-by-field fallback
+    (wider ranges) both order rows as numpy's lexsort does."""
+    if small:
+        rows = [(a % 1000, b, c % 7) for a, b, c in rows]
+    cols = np.array(rows, dtype=np.int64).reshape(-1, 3).T.copy()
+    order = L.sort_rows(cols, cols.shape[1])
+    want = np.lexsort(cols[::-1]) if cols.shape[1] else np.zeros(0, dtype=np.int64)
+    np.testing.assert_array_equal(cols[:, order], cols[:, want])
+
+
+UPDATES = st.lists(st.tuples(st.integers(0, 6), st.integers(0, 3), st.integers(0, 2),
+                             st.integers(0, 2), st.sampled_from([1, -1, 2])), max_size=60)
+
+
+@pytest.mark.parametrize("layout", ["key_first", "key_apart"])
+@given(updates=UPDATES, queries=st.sets(st.integers(-1, 7), max_size=6),
+       t=st.tuples(st.integers(0, 2), st.integers(0, 2)), capacity=st.sampled_from([2, 5, 128]))
+def test_scan_equals_trace_gather_and_time_filter(layout, updates, queries, t, capacity):
+    """Rows found by the scans of ``Trace.packed_runs`` (spine batches and recent rows) are
+    the rows ``Trace.gather`` finds, split by ``time <= t`` exactly as the numpy reduce splits
+    them."""
+    with tuned(RECENT_CAPACITY=capacity):
+        _check_scan(layout, updates, queries, t)
+
+
+def _check_scan(layout, updates, queries, t):
+    clock = SimpleNamespace(epoch=0)
+    nkey = 1 if layout == "key_first" else 2
+    trace = Trace(nkey, 2, clock)
+    for k, v, e, i, d in updates:
+        clock.epoch = e
+        trace.insert((e, i), Batch([np.array([k]), np.array([v])], ("i", "i"),
+                                   np.array([d]), consolidated=True))
+    if trace.kinds is None:
+        return
+    from ddlab.engine.columns import key_code
+
+    all_rows = trace.all_rows()
+    codes = sorted(set(key_code(all_rows.cols, trace.kinds, nkey).tolist()) |
+                   {q for q in queries})[: len(queries) + 1]
+    keys = np.array(sorted(set(codes)), dtype=np.int64)
+    tarr = np.array(t, dtype=np.int64)
+    rows = np.empty((4, 4), dtype=np.int64)
+    later = np.empty((3, 4), dtype=np.int64)
+    n = nl = 0
+    for data, m, is_sorted, f in trace.packed_runs():
+        while True:
+            n2, nl2 = H.scan(data, m, is_sorted, keys, tarr, f, 2, 2, rows, n, later, nl)
+            if n2 >= 0:
+                break
+            grown = np.empty((4, -n2), dtype=np.int64)
+            grown[:, :n] = rows[:, :n]
+            rows = grown
+            grown = np.empty((3, -nl2), dtype=np.int64)
+            grown[:, :nl] = later[:, :nl]
+            later = grown
+        n, nl = n2, nl2
+    got_now = Counter()
+    for i in range(n):
+        got_now[(int(keys[rows[0, i]]), int(rows[1, i]), int(rows[2, i]))] += int(rows[3, i])
+    got_later = sorted((int(later[0, i]), int(later[1, i]), int(later[2, i]))
+                       for i in range(nl))
+    gathered = trace.gather(keys)
+    now = leq_rows(gathered.times, t)
+    want_now = Counter()
+    want_later = []
+    for i in range(len(gathered)):
+        code = int(gathered.keycode[i])
+        if now[i]:
+            want_now[(code, int(gathered.cols[0][i]), int(gathered.cols[1][i]))] += \
+                int(gathered.diffs[i])
+        else:
+            u = np.maximum(gathered.times[i], t)
+            want_later.append((code, int(u[0]), int(u[1])))
+    assert got_now == want_now
+    assert got_later == sorted(want_later)
+
+
+# -- whole programs: kernels on and off, and the oracle --------------------------------------
+
+KERNEL_OPERATORS = ["count", "sum", "min", "max", "distinct", "threshold", "self_join",
+                    "join_select_tuple", "join_select_fn", "union"]
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2], ids=["top", "loop", "nested"])
+@pytest.mark.parametrize("name", KERNEL_OPERATORS)
+@given(epochs=RECORD_EPOCHS)
+def test_kernel_operators_same_with_kernels_on_and_off(name, depth, epochs):
+    """Each operator with a kernel path (and two that decline it: a Python selector, a set
+    operation), at top level and in loops: the same output as the oracle, and the same
+    updates, operator by operator, as with the kernels off."""
+    program, expect = UNARY[name]
+    results = {}
+    for on in (True, False):
+        with kernels.use_kernels(on):
+            flow = ddlab.Dataflow()
+            records = flow.input("records", columns=["k", "v"])
+            view = _in_loop(program, depth)(records).view()
+            seen = []
+            for epoch, want in zip(epochs, _accumulate(epochs)):
+                records.update(epoch)
+                flow.step()
+                assert view.to_dict() == expect(want)
+                seen.append(flow.stats().groupby("operator")["out"].sum().to_dict())
+            results[on] = seen
+    assert results[True] == results[False]  # the same updates, operator by operator
+
+
+@given(plan=GRAPH_EPOCHS)
+def test_graph_programs_same_with_kernels_on_and_off(plan):
+    epochs = list(edge_epochs(plan))
+    with kernels.use_kernels(True):
+        on = run_graph(epochs)
+    assert_same_and_correct(on, run_graph(epochs, "numpy"))
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_kernel_and_numpy_paths_share_a_reduce_and_a_join(monkeypatch, parity):
+    """The compiled kernels take the runs at some times and the numpy (or Python) paths at
+    the others (by the parity of the time): what one path scheduled or wrote (interesting
+    times as arrays, output rows, recent rows), the other reads."""
+    from ddlab.engine.kernels import join as kernel_join, reduce as kernel_reduce
+
+    reduce_process, join_process = kernel_reduce.process, kernel_join.process
+    monkeypatch.setattr(kernels, "_reduce_process", lambda op, t, *a: sum(t) % 2 == parity
+                        and reduce_process(op, t, *a))
+    monkeypatch.setattr(kernels, "_join_process", lambda op, t, *a: sum(t) % 2 != parity
+                        and join_process(op, t, *a))
+    rng = np.random.default_rng(parity)
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    cc = ddlab.algorithms.connected_components(edges).view()
+    scc = ddlab.algorithms.strongly_connected_components(edges).view()
+    present = set()
+    for _ in range(20):
+        pool = sorted(present)
+        gone = {pool[i] for i in rng.integers(0, len(pool), 3)} if pool else set()
+        new = {(int(a), int(b)) for a, b in rng.integers(0, 30, size=(4, 2))} - present
+        edges.remove(sorted(gone))
+        edges.insert(sorted(new))
+        present = (present - gone) | new
+        flow.step()
+        assert cc.to_dict() == cc_oracle(present)
+        assert scc.to_dict() == scc_oracle(present)
+
+
+KEYED = st.lists(st.lists(st.tuples(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]),
+                                              st.integers(-2, 2)),
+                                    st.sampled_from([1, -1, 2])), max_size=8),
+                 min_size=1, max_size=4)
+
+
+@given(epochs=KEYED)
+def test_two_key_columns_and_interned_objects(epochs):
+    """Hashed key codes (two key columns), interned string keys, bools: the kernel path
+    sorts its output by record and agrees with the numpy path and the oracle."""
+    results = {}
+    for on in (True, False):
+        with kernels.use_kernels(on):
+            flow = ddlab.Dataflow()
+            rec = flow.input("rec", columns=["k", "s", "v"])
+            views = [rec.count(key_columns=2).view(), rec.min(key_columns=2).view(),
+                     rec.max(key_columns=1).view(), rec.distinct().view(),
+                     rec.map(lambda r: (r[1], r[2] > 0)).count().view()]
+            out = []
+            for epoch, acc in zip(epochs, _accumulate(epochs)):
+                rec.update(epoch)
+                flow.step()
+                out.append([v.to_dict() for v in views])
+                assert out[-1][3] == oracle.distinct(acc)
+                groups: dict = {}
+                for (k, s, _), m in acc.items():
+                    groups[(k, s)] = groups.get((k, s), 0) + m
+                assert out[-1][0] == {(k, s, n): 1 for (k, s), n in groups.items() if n}
+            results[on] = out
+    assert results[True] == results[False]
+
+
+def test_threshold_errors_are_the_numpy_paths():
+    """A threshold function that raises or returns the wrong shape: the kernel path declines
+    and the numpy path raises its error naming the record; the epoch rolls back."""
+    for fn, match in ((lambda w: 1 / 0 + w, "ZeroDivisionError"),
+                      (lambda w: np.zeros(3), "one integer per multiplicity")):
+        flow = ddlab.Dataflow()
+        xs = flow.input("xs")
+        view = xs.threshold(fn).view()
+        xs.insert([1, 2])
+        with pytest.raises(ddlab.OperatorError, match=match):
+            flow.step()
+        assert view.to_dict() == {}
+
+
+def test_a_one_edge_update_takes_the_kernel_path(monkeypatch):
+    """On CC updates every reduce run takes the kernel path (no run declines), and the
+    Python and numpy reduce paths are not reached."""
+    from ddlab.engine.kernels import reduce as kernel_reduce
+    from ddlab.engine.operators.reduce import Reduce
+
+    taken = Counter()
+    original = kernel_reduce.process
+
+    def spy(op, *args):
+        done = original(op, *args)
+        taken[done] += 1
+        return done
+    monkeypatch.setattr(kernels, "_reduce_process", spy)
+    monkeypatch.setattr(Reduce, "_process_small", lambda *a: pytest.fail("Python path ran"))
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    view = ddlab.algorithms.connected_components(edges).view()
+    present = {(i, i + 1) for i in range(0, 60, 2)} | {(i, i + 3) for i in range(0, 60, 5)}
+    edges.insert(sorted(present))
+    flow.step()
+    for change in [(1, 2), (7, 40), (0, 1)]:
+        (edges.remove if change in present else edges.insert)([change])
+        present ^= {change}
+        flow.step()
+        assert view.to_dict() == cc_oracle(present)
+    assert taken[True] > 10 and taken[False] == 0
+
+
+# -- the fuzzer finds bugs planted in the kernel path -----------------------------------------
+
+@pytest.mark.parametrize("plant", ["forget_interesting_times", "count_keeps_old_totals"])
+def test_the_fuzzer_catches_a_wrong_kernel(monkeypatch, plant):
+    """A kernel path that forgets its later interesting times (wrong only inside loops from
+    the second epoch on), and a count that never retracts a key's previous total."""
+    from ddlab.engine.kernels import reduce as kernel_reduce
+
+    from .program_gen import EPOCHS, programs
+    from .test_fuzz_programs import _SETTINGS, run_program
+
+    finish = kernel_reduce.L.finish
+
+    def planted(*args):
+        cols, diffs, codes, times, starts = finish(*args)
+        if plant == "forget_interesting_times":
+            return cols, diffs, codes[:0], times[:0], starts[:1]
+        if args[0] == spec.COUNT and len(diffs):
+            keep = diffs > 0
+            return cols[:, keep], diffs[keep], codes, times, starts
+        return cols, diffs, codes, times, starts
+    monkeypatch.setattr(kernel_reduce, "L", SimpleNamespace(
+        **{**{k: getattr(L, k) for k in dir(L) if not k.startswith("__")}, "finish": planted}))
+    @settings(max_examples=1000, database=None, **{**_SETTINGS, "derandomize": True})
+    @given(program=programs(max_loop_depth=2, size=7), epochs=EPOCHS)
+    def check(program, epochs):
+        run_program(program, epochs)
+
+    with pytest.raises((AssertionError, NonConvergenceError, pytest.fail.Exception,
+                        BaseExceptionGroup)) as info:
+        check()
+    errors = info.value.exceptions if isinstance(info.value, BaseExceptionGroup) \
+        else [info.value]
+    # (hypothesis groups distinct failures; a loop that converges where the definition
+    # diverges fails pytest.raises(NonConvergenceError) with "DID NOT RAISE")
+    assert any("from scratch" in str(e) or "DID NOT RAISE" in str(e)
+               or isinstance(e, NonConvergenceError) for e in errors)
+
+
+# -- without numba ---------------------------------------------------------------------------
+
+def test_without_numba_the_engine_warns_once_and_runs_on_numpy(monkeypatch):
+    monkeypatch.setitem(kernels._state, "checked", True)
+    monkeypatch.setitem(kernels._state, "available", False)
+    monkeypatch.setitem(kernels._state, "reason", "ImportError: No module named 'numba'")
+    monkeypatch.setitem(kernels._state, "warned", False)
+    monkeypatch.setitem(kernels._state, "ready", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        flow = ddlab.Dataflow()
+        edges = flow.input("edges", columns=["src", "dst"])
+        view = ddlab.algorithms.connected_components(edges).view()
+        edges.insert([(1, 2), (3, 4)])
+        flow.step()
+        edges.insert([(2, 3)])
+        flow.step()
+    assert view.to_dict() == cc_oracle({(1, 2), (3, 4), (2, 3)})
+    said = [w for w in caught if "numba" in str(w.message)]
+    assert len(said) == 1 and "numpy path" in str(said[0].message)
+
+
+def test_a_process_without_numba_runs_and_says_so_once():
+    """In a fresh interpreter where ``import numba`` fails: one warning, right results."""
+    code = """
+import sys, warnings
+sys.modules["numba"] = None          # import numba raises ImportError
+warnings.simplefilter("always")
+import ddlab
+flow = ddlab.Dataflow(); xs = flow.input("xs"); c = xs.count().view()
+for i in range(3):
+    xs.insert([1, 2, 2]); flow.step()
+print(sorted(c.to_dict()))
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[(1, 3), (2, 6)]"
+    assert done.stderr.count("numba is not usable") == 1, done.stderr
+
+
+def test_a_cold_cache_compiles_in_the_background_without_blocking(tmp_path):
+    """In a fresh process whose kernel cache is empty: the first steps run on the numpy path
+    at once (no step waits for the compiler), a background process fills the cache, and the
+    engine then switches to the kernels; results are right throughout, and the next process
+    finds the cache warm."""
+    code = """
+import time, ddlab
+from ddlab.engine import kernels
+flow = ddlab.Dataflow(); xs = flow.input("xs"); c = xs.count().view()
+start = time.perf_counter(); xs.insert([1, 2, 2]); flow.step()
+first = time.perf_counter() - start
+assert not kernels.active() and "background" in kernels.status(), kernels.status()
+deadline = time.monotonic() + 600
+while not kernels.active():
+    assert time.monotonic() < deadline, kernels.status()
+    time.sleep(0.5)
+xs.insert([2]); flow.step()
+print(first < 3, sorted(c.to_dict()), kernels.status().split(" (")[0])
+"""
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path), "DDLAB_KERNELS": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=900, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True [(1, 1), (2, 3)] compiled kernels: on", done.stdout
+    again = subprocess.run([sys.executable, "-c", "from ddlab.engine import kernels; "
+                            "print(kernels.cache_is_warm())"], capture_output=True, text=True,
+                           timeout=300, env=env)
+    assert again.stdout.strip() == "True", again.stderr
+
+
+def test_ddlab_kernels_0_turns_them_off():
+    code = ("import ddlab.engine.kernels as k, ddlab; f = ddlab.Dataflow(); x = f.input('x');"
+            " v = x.count().view(); x.insert([1]); f.step(); print(k.active(), v.to_dict())")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, "DDLAB_KERNELS": "0"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False {(1, 1): 1}"

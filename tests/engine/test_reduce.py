@@ -1,0 +1,133 @@
+"""Reduce and its logics (``operators/reduce.py``, ``operators/aggregates.py``): every grouped
+operator against the from-scratch oracle after every epoch at every loop depth; the Python
+and numpy paths sharing one reduce; a reduce reading an outer arrangement inside a loop; a
+threshold function's errors."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+import ddlab
+from ddlab import OperatorError, algorithms
+from ddlab.engine.tuning import tuned
+from graph_oracle import cc_oracle, scc_oracle
+
+from . import oracle
+from .record_programs import EPOCHS, accumulate, check_operator
+
+
+#: the operators of ``operators/reduce.py`` and ``aggregates.py``, each against its oracle (``record_programs.UNARY``)
+NAMES = ["distinct", "count", "sum", "min", "max", "top_k", "bottom_k", "threshold", "reduce",
+         "union", "intersect", "except", "cogroup"]
+
+
+@pytest.mark.parametrize("depth", [0, 1, 2], ids=["top", "loop", "nested"])
+@pytest.mark.parametrize("name", sorted(NAMES))
+@given(epochs=EPOCHS)
+def test_operator_matches_oracle(name, depth, epochs):
+    check_operator(name, depth, epochs)
+
+
+@pytest.mark.parametrize("parity", [0, 1])
+def test_python_and_numpy_paths_share_a_reduce(monkeypatch, parity):
+    """The reduce's Python path runs at some times and the numpy path at others (here: by
+    the parity of the time; on real data, by the size of a key's history): what one path
+    scheduled or wrote, the other reads.  A regression: interesting times scheduled by the
+    Python path reached the numpy path as a list."""
+    from ddlab.engine.operators.reduce import Reduce
+
+    original = Reduce._process_small
+    monkeypatch.setattr(Reduce, "_process_small",
+                        lambda self, t, keys: sum(t) % 2 == parity and original(self, t, keys))
+    with tuned("numpy"):  # (the compiled kernels would take every run)
+        rng = np.random.default_rng(parity)
+        flow = ddlab.Dataflow()
+        edges = flow.input("edges", columns=["src", "dst"])
+        cc = algorithms.connected_components(edges).view()
+        scc = algorithms.strongly_connected_components(edges).view()
+        present = set()
+        for _ in range(25):
+            pool = sorted(present)
+            gone = {pool[i] for i in rng.integers(0, len(pool), 3)} if pool else set()
+            new = {(int(a), int(b)) for a, b in rng.integers(0, 30, size=(4, 2))} - present
+            edges.remove(sorted(gone))
+            edges.insert(sorted(new))
+            present = (present - gone) | new
+            flow.step()
+            assert cc.to_dict() == cc_oracle(present)
+            assert scc.to_dict() == scc_oracle(present)
+
+
+
+def test_threshold_function_error_names_operator_and_record():
+    flow = ddlab.Dataflow()
+    x = flow.input("x")
+
+    def picky(w):
+        if (w > 1).any():
+            raise ZeroDivisionError("no duplicates please")
+        return w
+
+    out = x.threshold(picky, name="picky").view()
+    x.insert([1, 2])
+    flow.step()
+    before = (out.to_dict(), flow.epoch, flow.retained_updates(), len(flow.stats()))
+    x.insert([2])
+    with pytest.raises(OperatorError, match=r"picky#\d+: .*picky raised ZeroDivisionError: no "
+                                            r"duplicates please on the multiplicities") as info:
+        flow.step()
+    assert isinstance(info.value.__cause__, ZeroDivisionError)
+    assert info.value.operator.startswith("picky#")
+    assert (out.to_dict(), flow.epoch, flow.retained_updates(), len(flow.stats())) == before
+
+
+
+def test_threshold_function_returning_the_wrong_shape():
+    flow = ddlab.Dataflow()
+    x = flow.input("x")
+    x.threshold(lambda w: 1).view()
+    x.insert([1, 2])
+    with pytest.raises(OperatorError, match=r"must return one integer per multiplicity"):
+        flow.step()
+    assert flow.epoch == 0
+
+
+
+def _check_outer_set_operations(epochs, preset):
+    """``records.iterate(v -> v.union(outer))`` and the same with intersect, where ``outer``
+    is an arrangement built outside the loop (the reduce reads it through the entered view),
+    against the oracle after every epoch."""
+    with tuned(preset):
+        flow = ddlab.Dataflow()
+        records = flow.input("records", columns=["k", "v"])
+        outer = records.map(lambda r: (r[1] % 3, r[0])).arrange()
+        views = {name: records.iterate(lambda v, name=name: getattr(v, name)(outer)).view()
+                 for name in ("union", "intersect")}
+        for epoch, want in zip(epochs, accumulate(epochs)):
+            records.update(epoch)
+            flow.step()
+            other = oracle.linear(want, lambda r: [(r[1] % 3, r[0])])
+            for name, view in views.items():
+                fn = max if name == "union" else min
+                assert view.to_dict() == oracle.setop(want, other, fn), name
+
+
+@pytest.mark.parametrize("preset", [None, "tiny"])
+@given(epochs=EPOCHS)
+def test_set_operations_with_an_outer_arrangement_inside_a_loop(preset, epochs):
+    _check_outer_set_operations(epochs, preset)
+
+
+def test_a_reduce_over_many_keys_accumulates_the_entered_view(monkeypatch):
+    """With ``tiny`` thresholds (many keys from three on) the reduce reads an outer
+    arrangement through ``EnteredTrace.accumulate_until``, and the results hold."""
+    from ddlab.engine.trace import EnteredTrace
+
+    calls = []
+    original = EnteredTrace.accumulate_until
+    monkeypatch.setattr(EnteredTrace, "accumulate_until",
+                        lambda self, codes, t: calls.append(len(codes)) or original(self, codes, t))
+    epochs = [[((k, v), 1) for k in range(5) for v in range(4)], [((2, 1), -1), ((7, 7), 2)]]
+    _check_outer_set_operations(epochs, "tiny")
+    assert calls and max(calls) >= 3

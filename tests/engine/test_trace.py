@@ -1,0 +1,300 @@
+"""Traces (``engine/trace/``): every lookup and merge path equals the general one and a
+from-scratch reading of what was inserted; recent rows and cached histories read like the
+spine; the entered view answers every reader question like the trace it enters."""
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+from hypothesis import given, strategies as st
+
+import ddlab
+from ddlab import algorithms
+from ddlab.engine.batch import Batch
+from ddlab.engine.lattice import leq
+from ddlab.engine.trace import EnteredTrace, Trace, TraceReader
+from ddlab.engine.tuning import tuned
+from graph_oracle import cc_oracle
+
+
+class _Clock:
+    epoch = 0
+
+
+class _EpochClock:
+    def __init__(self):
+        self.epoch = 0
+
+
+def _summed(rows):
+    """Rows ``(..., diff)`` with the diffs of equal fields summed, zeros dropped, sorted."""
+    out = Counter()
+    for *fields, d in rows:
+        out[tuple(fields)] += d
+    return sorted((k, v) for k, v in out.items() if v)
+
+
+def _trace_rows(trace):
+    r = trace.all_rows()
+    return _summed(zip(r.keycode.tolist(), *[c.tolist() for c in r.cols],
+                       map(tuple, r.times.tolist()), r.diffs.tolist()))
+
+
+def _split_at(rows, codes, t):
+    """The from-scratch answer to ``accumulate_until(codes, t)``: ``(c0, c1, diff)`` of the
+    rows of ``codes`` at times ``<= t``, and the sorted distinct ``(code, time)`` of the others."""
+    wanted, now, later = set(codes.tolist()), [], set()
+    for k, c0, c1, time, d in zip(rows.keycode.tolist(), rows.cols[0].tolist(),
+                                  rows.cols[1].tolist(), map(tuple, rows.times.tolist()),
+                                  rows.diffs.tolist()):
+        if k in wanted:
+            if leq(time, t):
+                now.append((c0, c1, d))
+            else:
+                later.add((k, time))
+    return now, sorted(later)
+
+
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 30), st.integers(0, 5)),
+                                 min_size=1, max_size=12), min_size=1, max_size=6),
+       queries=st.lists(st.integers(-1, 31), max_size=24))
+def test_small_lookups_equal_general(batches, queries):
+    trace = Trace(1, 2, _Clock(), "t")
+    for i, rows in enumerate(batches):
+        a = np.array(rows, dtype=np.int64)
+        trace.insert((0, i), Batch([a[:, 0], a[:, 1]], ("i", "i"),
+                                   np.ones(len(a), dtype=np.int64)))
+    codes = np.unique(np.array(queries, dtype=np.int64))
+    repeated = np.array(queries, dtype=np.int64)
+
+    def rows_of(r):
+        return sorted(zip(r.keycode.tolist(), *[c.tolist() for c in r.cols],
+                          map(tuple, r.times.tolist()), r.diffs.tolist()))
+
+    fast_g, (fq, fr) = trace.gather(codes), trace.gather_matches(repeated)
+    with tuned("general"):
+        gen_g, (gq, gr) = trace.gather(codes), trace.gather_matches(repeated)
+    assert rows_of(fast_g) == rows_of(gen_g)
+    assert sorted(zip(fq.tolist(), fr.keycode.tolist(), fr.cols[1].tolist())) == \
+        sorted(zip(gq.tolist(), gr.keycode.tolist(), gr.cols[1].tolist()))
+    # the oracle: every inserted row whose key is queried
+    want = sorted((k, k, v, (0, i), 1) for i, rows in enumerate(batches) for k, v in rows
+                  if k in set(codes.tolist()))
+    assert rows_of(fast_g) == want
+
+
+
+def test_lookup_of_the_largest_code_takes_the_two_search_path():
+    trace = Trace(1, 1, _Clock(), "t")
+    top = np.iinfo(np.int64).max
+    trace.insert((0,), Batch([np.array([5, top, top])], ("i",), np.array([1, 1, -2])))
+    rows = trace.gather(np.array([top]))
+    assert sorted(rows.diffs.tolist()) == [-2, 1]
+
+
+
+def test_large_gathers_equal_the_oracle():
+    trace = Trace(1, 2, _Clock(), "t")
+    rng = np.random.default_rng(3)
+    inserted = []
+    for i, n in enumerate([6000, 5000, 300, 9000]):
+        a = rng.integers(0, 2000, size=(n, 2))
+        inserted += [(int(k), int(v), (0, i)) for k, v in a]
+        trace.insert((0, i), Batch([a[:, 0], a[:, 1]], ("i", "i"), np.ones(n, dtype=np.int64)))
+    codes = np.unique(rng.integers(0, 2000, 1500))
+    rows = trace.gather(codes)
+    got = sorted(zip(rows.cols[0].tolist(), rows.cols[1].tolist(), map(tuple, rows.times.tolist())))
+    keep = set(codes.tolist())
+    assert got == sorted(r for r in inserted if r[0] in keep)
+
+
+
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 30), st.integers(-3, 5),
+                                           st.sampled_from([1, -1, 2])),
+                                 min_size=1, max_size=40), min_size=1, max_size=12),
+       nkey=st.sampled_from([1, 2]), floats=st.booleans())
+def test_large_trace_merges_equal_general(batches, nkey, floats):
+    """Merged spines (and their lookups) hold the same rows on both paths."""
+    clock = _Clock()
+    traces = []
+    for preset in ("tiny", "general"):
+        with tuned(preset):
+            trace = Trace(nkey, 2, clock, "t")
+            for i, rows_ in enumerate(batches):
+                a = np.array(rows_, dtype=np.int64)
+                second = a[:, 1].astype(np.float64) / 2 if floats else a[:, 1]
+                trace.insert((0, i), Batch([a[:, 0], second], ("i", "f" if floats else "i"),
+                                           a[:, 2]).consolidate())
+            got = [_trace_rows(trace)]
+            codes = np.unique(trace.all_rows().keycode)[::2]
+            g = trace.gather(codes)
+            got.append(_summed(zip(g.keycode.tolist(), g.cols[1].tolist(),
+                                   map(tuple, g.times.tolist()), g.diffs.tolist())))
+            now, later = _split_at(trace.all_rows(), codes, (0, 3))
+            got.append(_summed(now))
+            cols, weights, later_codes, later_times = trace.accumulate_until(codes, (0, 3))
+            got.append(list(zip(cols[0].tolist(), cols[1].tolist(), weights.tolist())))
+            assert got[-1] == [k + (v,) for k, v in got[-2]]  # sorted, summed, no zeros
+            found_later = sorted(set(zip(np.concatenate(later_codes or [np.zeros(0, int)]).tolist(),
+                                         map(tuple, np.concatenate(later_times or [
+                                             np.zeros((0, 2), int)]).tolist()))))
+            assert found_later == later
+            got.append(found_later)
+            clock.epoch = 1
+            trace.compact()
+            got.append(_trace_rows(trace))
+            clock.epoch = 0
+            traces.append(got)
+    assert traces[0] == traces[1]
+
+
+
+@given(inserts=st.lists(st.tuples(st.integers(0, 3),  # epoch advance before the insert
+                                  st.lists(st.tuples(st.integers(0, 12), st.integers(0, 3),
+                                                     st.sampled_from([-2, -1, 1, 2])),
+                                           min_size=1, max_size=9)),
+                        min_size=1, max_size=12),
+       queries=st.lists(st.integers(-1, 13), max_size=20),
+       capacity=st.sampled_from([2, 5, 1000]))
+def test_recent_rows_read_like_the_spine(inserts, queries, capacity):
+    """Small inserts wait in the recent rows (spilled into the spine at ``capacity`` rows);
+    every way of reading the trace sees the same updates as a trace built without them."""
+    traces = {}
+    for enabled in (True, False):
+        with tuned(None if enabled else "general", RECENT_CAPACITY=capacity):
+            clock = _EpochClock()
+            tr = Trace(1, 2, clock, "t")
+            for i, (advance, rows) in enumerate(inserts):
+                clock.epoch += advance
+                a = np.array(rows, dtype=np.int64)
+                tr.insert((clock.epoch, i), Batch([a[:, 0], a[:, 1]], ("i", "i"), a[:, 2]))
+            traces[enabled] = tr
+    fast, general = traces[True], traces[False]
+    codes = np.unique(np.array(queries, dtype=np.int64))
+    repeated = np.array(queries, dtype=np.int64)
+
+    def live(rows):  # the multiset of (key, value) as of every time: compaction-invariant
+        acc = Counter()
+        for k, v, d in zip(rows.keycode.tolist(), rows.cols[1].tolist(), rows.diffs.tolist()):
+            acc[(k, v)] += d
+        return {r: m for r, m in acc.items() if m}
+
+    with tuned():
+        fast_g, (fq, fr) = fast.gather(codes), fast.gather_matches(repeated)
+        found = fast.histories(codes.tolist(), 10_000)
+    with tuned("general"):
+        gen_g, (gq, gr) = general.gather(codes), general.gather_matches(repeated)
+    assert live(fast_g) == live(gen_g)
+    assert _query_multiset(fq, fr) == _query_multiset(gq, gr)
+    hist = Counter()
+    for c, rows in found.items():
+        for row in rows:
+            assert row[0] == c
+            hist[(row[1], row[2])] += row[-1]
+    assert {r: m for r, m in hist.items() if m} == live(gen_g)
+    assert live(fast.compacted_rows()) == live(general.compacted_rows())
+
+
+
+def _query_multiset(q, rows):
+    acc = Counter()
+    for i, v, d in zip(q.tolist(), rows.cols[1].tolist(), rows.diffs.tolist()):
+        acc[(i, v)] += d
+    return {r: m for r, m in acc.items() if m}
+
+
+
+def test_large_batches_take_the_field_by_field_paths_and_match_the_oracle():
+    """Batches past the packed paths' 4,096-row limits (field-by-field merges, gathers and
+    permuted packing), on both paths, against networkx over epochs of changes."""
+    rng = np.random.default_rng(7)
+    pairs = rng.integers(0, 3000, size=(6000, 2))
+    present = {(int(a), int(b)) for a, b in pairs if a != b}
+    for enabled in (True, False):
+        with tuned(None if enabled else "general"):
+            flow = ddlab.Dataflow()
+            edges = flow.input("edges", columns=["src", "dst"])
+            views = [algorithms.connected_components(edges, prioritized=p).view()
+                     for p in (False, True)]
+            current = set(present)
+            edges.insert(sorted(current))
+            flow.step()
+            for _ in range(3):
+                pool = sorted(current)
+                gone = {pool[i] for i in rng.integers(0, len(pool), 300)}
+                new = {(int(a), int(b)) for a, b in rng.integers(0, 3000, size=(300, 2))} - current
+                edges.remove(sorted(gone))
+                edges.insert(sorted(new))
+                current = (current - gone) | new
+                flow.step()
+                want = cc_oracle(current)
+                assert [v.to_dict() for v in views] == [want, want]
+
+
+
+def _filled_trace(batches, recent_capacity=4):
+    """A trace of depth 2 holding ``batches`` of ``(key, value, diff)`` at times ``(0, i)``,
+    some of them in its recent rows."""
+    clock = _EpochClock()
+    with tuned(RECENT_CAPACITY=recent_capacity):
+        trace = Trace(1, 2, clock, "t")
+        for i, rows in enumerate(batches):
+            a = np.array(rows, dtype=np.int64)
+            trace.insert((0, i), Batch([a[:, 0], a[:, 1]], ("i", "i"), a[:, 2]))
+    clock.epoch = 1
+    return trace
+
+
+def _padded(rows, extra):
+    """Comparable rows (key code, fields, time, diff) with ``extra`` zero coordinates added."""
+    return sorted(zip(rows.keycode.tolist(), *[c.tolist() for c in rows.cols],
+                      [tuple(t) + (0,) * extra for t in rows.times.tolist()],
+                      rows.diffs.tolist()))
+
+
+def test_the_entered_view_implements_every_reader_question():
+    members = {n for n in vars(TraceReader) if not n.startswith("_")} | \
+        set(TraceReader.__annotations__) | {"__len__"}
+    assert {"gather", "accumulate_until", "histories", "compacted_rows", "nkey"} <= members
+    trace = _filled_trace([[(1, 2, 1), (3, 4, 1)]])
+    for view in (trace, EnteredTrace(trace, 1), EnteredTrace(EnteredTrace(trace, 1), 2)):
+        assert isinstance(view, TraceReader)
+        missing = [m for m in members if not hasattr(view, m)]
+        assert not missing, (type(view).__name__, missing)
+
+
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 9), st.integers(0, 4),
+                                           st.sampled_from([1, -1, 2])),
+                                 min_size=1, max_size=8), min_size=1, max_size=6),
+       queries=st.lists(st.integers(0, 10), min_size=1, max_size=12),
+       extra=st.integers(1, 2), at=st.integers(0, 6), inner_at=st.integers(0, 3),
+       preset=st.sampled_from([None, "tiny", "general"]))
+def test_the_entered_view_reads_like_the_trace_with_zero_coordinates(
+        batches, queries, extra, at, inner_at, preset):
+    """Every answer of an entered view is the outer trace's with times ``(t, 0, ...)``; the
+    accumulation at an inner time ``(t, i, ...)`` is the outer one at ``t``."""
+    with tuned(preset):
+        trace = _filled_trace(batches)
+        view = EnteredTrace(trace, extra)
+        codes = np.unique(np.array(queries, dtype=np.int64))
+        repeated = np.array(queries, dtype=np.int64)
+        assert (view.nkey, view.depth, view.kinds, view.row_depth, len(view)) == \
+            (trace.nkey, trace.depth + extra, trace.kinds, trace.depth, 0)
+        assert _padded(view.gather(codes), 0) == _padded(trace.gather(codes), extra)
+        for reader_rows, trace_rows in ((view.all_rows(), trace.all_rows()),
+                                        (view.compacted_rows(), trace.compacted_rows())):
+            assert _padded(reader_rows, 0) == _padded(trace_rows, extra)
+        vq, vrows = view.gather_matches(repeated)
+        tq, trows = trace.gather_matches(repeated)
+        assert sorted(zip(vq.tolist(), _padded(vrows, 0))) == \
+            sorted(zip(tq.tolist(), _padded(trows, extra)))
+        assert view.histories(codes.tolist(), 1000) == trace.histories(codes.tolist(), 1000)
+        t = (0, at)
+        inner = t + (inner_at,) * extra
+        vcols, vweights, vcodes, vtimes = view.accumulate_until(codes, inner)
+        tcols, tweights, tcodes, ttimes = trace.accumulate_until(codes, t)
+        assert [c.tolist() for c in vcols] == [c.tolist() for c in tcols]
+        assert vweights.tolist() == tweights.tolist()
+        assert [c.tolist() for c in vcodes] == [c.tolist() for c in tcodes]
+        assert [v.tolist() for v in vtimes] == \
+            [[list(row) + [0] * extra for row in u.tolist()] for u in ttimes]
