@@ -35,7 +35,7 @@ def notebook_uses_spark(path: Path) -> bool:
 def pytest_collection_modifyitems(config, items):
     """Markers from what a test needs: ``notebooks`` for every notebook nbmake runs (and
     ``spark`` when it calls Spark), ``browser`` (and ``spark``: it runs the demo) for the
-    browser test, ``spark`` for every test using the ``spark`` fixture."""
+    browser test, ``spark`` for every test using the ``spark`` fixture; the browser tests moved to the end."""
     spark_notebooks: dict = {}
     for item in items:
         path = Path(str(item.path))
@@ -50,6 +50,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.spark)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
+    # The browser tests last: pytest-playwright's session-scoped sync API keeps an asyncio loop
+    # running in the main thread until the session ends, and tests after it would then see a
+    # kernel-like running loop (the explorer defers its references; asyncio.run refuses).
+    items.sort(key=lambda item: _UI in Path(str(item.path)).parents)
 
 
 @pytest.fixture(scope="session")
