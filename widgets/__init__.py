@@ -49,7 +49,7 @@ def __dir__():
     return sorted(set(globals()) | set(__all__))
 
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover  (names for type checkers; served lazily above)
     from .naiad import DEMO_DATA, DemoData, demo
     from .explorer import Explorer, explore, explore_graph
     from .options import ExplorerOptions

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import ddlab
+import ddlab  # noqa: F401  (the docstring example uses it)
 from ddlab import algorithms
 
 from .references import ALGORITHMS

@@ -6,8 +6,9 @@ is updated in place while the kernel works; widget updates reach the browser whi
 still running, so the row animates.  It is closed when the operation ends and its output
 replaced by an empty one (so a saved notebook holds no dead widget): the magic's own result
 then says what happened.  Operations shorter than ``min_seconds`` (0.3 s) never show it.
-Outside a kernel (a terminal IPython, pytest's shell) nothing is shown.  A phase without a known total shows an indeterminate bar
-and an elapsed-time counter that a small timer thread refreshes twice a second.
+Outside a kernel (a terminal IPython, pytest's shell) nothing is shown.  A phase without a
+known total shows an indeterminate bar and an elapsed-time counter that a small timer thread
+refreshes twice a second.
 
 No dependency beyond ipywidgets (already a ddlab requirement); ``tqdm`` is not needed.
 """

@@ -16,10 +16,10 @@ from ddlab.widgets.iterations import ZERO_Y
 
 from ddlab.sources import collegemsg_pandas, shared_data_dir
 
+from .oracles import scc_oracle, stats_curve, stats_lattice, window_edges
+
 pytestmark = pytest.mark.spark
 
-
-from .oracles import scc_oracle, stats_curve, stats_lattice, window_edges
 
 def check_move(ex, events, label_events=None):
     """Every panel of the explorer against its oracle for the current position and epoch."""
