@@ -49,8 +49,8 @@ def test_collegemsg_window_cc_and_scc_step_forward_and_backward(ip, spark):
     check_position(ip, events, 0)
 
     forward = dd(ip, "step 3")
-    assert [l.window["position"] for l in forward.lines] == [1, 2, 3]
-    assert [l.epoch for l in forward.lines] == [1, 2, 3]
+    assert [line.window["position"] for line in forward.lines] == [1, 2, 3]
+    assert [line.epoch for line in forward.lines] == [1, 2, 3]
     prev = window_edges(events, 2)
     now = check_position(ip, events, 3)
     assert forward.lines[-1].changes["edges"] == (len(now - prev), len(prev - now))

@@ -1,4 +1,5 @@
-"""``%dd input`` and ``%%dd NAME`` on pandas data (no Spark): results vs networkx over epochs, rebuilds at the same epoch, the user's own names."""
+"""``%dd input`` and ``%%dd NAME`` on pandas data (no Spark): results vs networkx over epochs,
+rebuilds at the same epoch, the user's own names."""
 from __future__ import annotations
 
 import random
@@ -36,7 +37,7 @@ def test_pandas_input_cc_and_scc_match_networkx_over_epochs(ip):
     assert as_dict(dd(ip, "show cc").frame) == cc_oracle(edges)
 
     present = set(edges)
-    for epoch in range(4):
+    for _ in range(4):
         added = [e for e in random_edges(rng, 6) if e not in present]
         removed = rng.sample(sorted(present), 4)
         ip.user_ns["gone"] = pd.DataFrame(removed, columns=["src", "dst"])

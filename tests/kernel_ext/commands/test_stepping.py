@@ -46,4 +46,4 @@ def test_step_without_window_is_one_epoch(ip):
     dd(ip, "insert edges [(1, 2)] --no-step")
     r = dd(ip, "step 5")
     assert r.epochs == 1 and r.lines[0].changes["edges"] == (1, 0)
-    assert np.isclose(sum(l.seconds for l in r.lines), r.lines[0].seconds)
+    assert np.isclose(sum(line.seconds for line in r.lines), r.lines[0].seconds)
