@@ -12,8 +12,8 @@ Memory: what explanations retain is the input batches of the last two epochs (th
 read on demand from the traces the engine keeps anyway, and the replays are dropped after
 each query; ``why_loop`` replays the loop's upstream from scratch, so its peak is a second
 copy of that state for the time of the call).  ``--variant without`` switches that retention
-off, so the two rows' RSS after
-the setup are the engine with and without it; ``retained_input_kb`` is its size at the end.
+off, so the two rows' RSS after the setup are the engine with and without it;
+``retained_input_kb`` is its size at the end.
 """
 from __future__ import annotations
 
