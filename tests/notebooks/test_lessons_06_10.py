@@ -416,6 +416,38 @@ def test_lesson09_engine_runs_in_time_order_within_each_scope(seed):
 
 
 # -- lesson 10: performance -------------------------------------------------------------------------
+def _table2_rows(report: Path) -> dict:
+    """Table 2 of the Naiad report, read from its text: {"SSSP 1M": (LINQ s, Naiad s, LINQ MB, Naiad MB, update)}."""
+    rows = {}
+    for line in report.read_text().splitlines():
+        cells = line.split("\t")
+        if cells[0] in ("SSSP", "SCC", "CC") and len(cells) == 7:
+            rows[f"{cells[0]} {cells[1]}"] = tuple(c.replace(" ", "") for c in cells[2:])
+    return rows
+
+
+def test_lesson10_runs_every_table2_row_at_its_density():
+    """Every row of the report's Table 2 is in the lesson, with the report's figures as printed,
+    and its CI-scale graph keeps the row's edges per node (the paper's text is the oracle)."""
+    report = shared_data_dir().parent / "papers" / "naiad-tech-report.txt"
+    if not report.exists():
+        pytest.skip(f"the papers' text is not at {report} (../shared absent)")
+    table2 = _table2_rows(report)
+    assert len(table2) == 5, table2
+    cell = next(_source(c) for c in _cells("10_performance.ipynb") if "WORKLOADS = [" in _source(c))
+    node = next(n for n in ast.parse(cell).body if isinstance(n, ast.Assign) and n.targets[0].id == "WORKLOADS")
+    workloads = ast.literal_eval(node.value)
+    assert {w[0] for w in workloads} == set(table2)
+    size = {"K": 1_000, "M": 1_000_000}
+    for row, program, nodes, edges, fraction, printed in workloads:
+        assert row.split()[0] == program
+        assert tuple(c.replace(" ", "") for c in printed) == table2[row], row
+        label = row.split()[1]
+        assert edges == round(float(label[:-1]) * size[label[-1]]), row
+        assert nodes == (400_000 if program == "CC" else 1_000_000), row     # Section 6.2
+        assert 0 < fraction <= 1 and (int(edges * fraction) / int(nodes * fraction)) == pytest.approx(edges / nodes, rel=1e-3)
+
+
 def test_lesson10_adversarial_deletions_touch_the_component():
     """The lesson's caveat as a count, not a time: deleting the edges of the node with the
     smallest id processes far more updates than deleting random edges, and the labels stay right."""
