@@ -13,11 +13,16 @@ says when they are being recomputed.  Each move streams one row into ``current``
 from __future__ import annotations
 
 import numpy as np
-from bokeh.models import (ColumnDataSource, DataRange1d, FixedTicker, HoverTool,
+
+from ._deps import require_lab
+
+require_lab()   # one clear line, not bokeh's ModuleNotFoundError
+
+from bokeh.models import (ColumnDataSource, DataRange1d, FixedTicker, HoverTool,  # noqa: E402
                           LinearColorMapper, Span, Title)
-from bokeh.palettes import Greys256
-from bokeh.plotting import figure
-from jupyter_bokeh import BokehModel
+from bokeh.palettes import Greys256  # noqa: E402
+from bokeh.plotting import figure  # noqa: E402
+from jupyter_bokeh import BokehModel  # noqa: E402
 
 __all__ = ["IterationPlot", "REFERENCE_COLOURS", "ZERO_Y", "plotted"]
 

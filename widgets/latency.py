@@ -7,10 +7,14 @@ stream).  One ``stream`` per move into the one source both figures read.
 """
 from __future__ import annotations
 
-from bokeh.layouts import column
-from bokeh.models import ColumnDataSource, HoverTool
-from bokeh.plotting import figure
-from jupyter_bokeh import BokehModel
+from ._deps import require_lab
+
+require_lab()   # one clear line, not bokeh's ModuleNotFoundError
+
+from bokeh.layouts import column  # noqa: E402
+from bokeh.models import ColumnDataSource, HoverTool  # noqa: E402
+from bokeh.plotting import figure  # noqa: E402
+from jupyter_bokeh import BokehModel  # noqa: E402
 
 __all__ = ["LatencyPlot"]
 

@@ -9,10 +9,15 @@ follows the last ``epochs`` epochs, so older epochs scroll out.
 from __future__ import annotations
 
 import numpy as np
-from bokeh.models import ColorBar, ColumnDataSource, DataRange1d, HoverTool, LogColorMapper
-from bokeh.palettes import Viridis256
-from bokeh.plotting import figure
-from jupyter_bokeh import BokehModel
+
+from ._deps import require_lab
+
+require_lab()   # one clear line, not bokeh's ModuleNotFoundError
+
+from bokeh.models import ColorBar, ColumnDataSource, DataRange1d, HoverTool, LogColorMapper  # noqa: E402
+from bokeh.palettes import Viridis256  # noqa: E402
+from bokeh.plotting import figure  # noqa: E402
+from jupyter_bokeh import BokehModel  # noqa: E402
 
 __all__ = ["LatticePlot"]
 

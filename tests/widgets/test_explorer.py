@@ -409,3 +409,32 @@ def test_options_name_what_is_wrong():
     with pytest.raises(ValueError, match="settle_ms must be None or an int >= 0"):
         ExplorerOptions(settle_ms=-5)
     assert ExplorerOptions().updated(interval_ms=300).interval_ms == 300
+
+
+def test_every_widgets_module_without_bokeh_is_importable_or_one_clear_line():
+    """What ``.ci/wheel`` checks on the core install, for each module of ddlab.widgets."""
+    import pkgutil
+    import subprocess
+    import sys
+
+    import ddlab.widgets
+
+    names = sorted(m.name for m in pkgutil.iter_modules(ddlab.widgets.__path__))
+    code = (
+        "import sys, importlib, importlib.abc\n"
+        "class Block(importlib.abc.MetaPathFinder):\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name.split('.')[0] in ('bokeh', 'jupyter_bokeh'):\n"
+        "            raise ModuleNotFoundError(name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "from ddlab.widgets._deps import MissingLabDependency\n"
+        f"for name in {names!r}:\n"
+        "    try:\n"
+        "        importlib.import_module('ddlab.widgets.' + name)\n"
+        "    except MissingLabDependency:\n"
+        "        pass\n"
+        "    except ImportError as err:\n"
+        "        print(name, repr(err))\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "", f"raw ImportErrors instead of the one-line message:\n{proc.stdout}"
