@@ -142,8 +142,9 @@ class Statistics:
                 key += (op.label,)
             cells[key] = cells.get(key, 0) + n_out
         columns = ["epoch", "iteration"] + (["operator"] if by_operator else []) + ["updates"]
-        frame = pd.DataFrame([k + (v,) for k, v in cells.items()], columns=columns)
-        return frame.sort_values(columns[:-1], kind="stable").reset_index(drop=True)
+        # sorted here, not with DataFrame.sort_values: the explorer asks for one epoch's few
+        # cells on every move, where pandas' sort cost 1.6 ms (a fifth of the move's widgets)
+        return pd.DataFrame([k + (v,) for k, v in sorted(cells.items())], columns=columns)
 
     def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback
