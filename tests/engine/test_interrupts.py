@@ -30,6 +30,15 @@ POINTS = [(Operator, "run_at"), (ScopeNode, "run_at"), (Operator, "emit"), (Trac
           (Batch, "consolidate"), (ViewSink, "commit"), (Input, "flush")]
 
 
+@pytest.fixture(autouse=True)
+def python_sigint_handler():
+    """Python's own SIGINT handler for each test, whatever an earlier test or library left
+    installed (in a kernel it is IPython's, which also raises KeyboardInterrupt)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 class Injector:
     """Counts calls of every point; at call number ``fire_at`` sends the process a real SIGINT
     (what the stop button does): Python raises KeyboardInterrupt a few bytecodes later, or the
