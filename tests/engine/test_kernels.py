@@ -430,6 +430,7 @@ def test_a_one_edge_update_takes_the_kernel_path(monkeypatch):
 
 # -- the fuzzer finds bugs planted in the kernel path -----------------------------------------
 
+@pytest.mark.slow   # hypothesis needs hundreds of programs to reach the planted count bug
 @pytest.mark.parametrize("plant", ["forget_interesting_times", "count_keeps_old_totals"])
 def test_the_fuzzer_catches_a_wrong_kernel(monkeypatch, plant):
     """A kernel path that forgets its later interesting times (wrong only inside loops from
@@ -508,6 +509,7 @@ print(sorted(c.to_dict()))
     assert done.stderr.count("numba is not usable") == 1, done.stderr
 
 
+@pytest.mark.slow   # compiles every kernel from nothing in a fresh process (about a minute)
 def test_a_cold_cache_compiles_in_the_background_without_blocking(tmp_path):
     """In a fresh process whose kernel cache is empty: the first steps run on the numpy path
     at once (no step waits for the compiler), a background process fills the cache, and the

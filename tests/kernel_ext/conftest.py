@@ -47,7 +47,8 @@ def ip(shell):
     from ddlab.kernel_ext import get_magics
 
     with capture_output():
-        shell.run_line_magic("reset", "-f")
+        shell.reset(new_session=False)   # %reset -f without its gc.collect(): 2-3 s a test
+                                         # once earlier tests have filled the heap
         shell.run_line_magic("dd", "reset")
     magics = get_magics(shell)
     magics.display_limit, magics.short_errors, magics.progress = 20, True, True
