@@ -37,6 +37,7 @@ from .options import ExplorerOptions  # noqa: E402
 from .program import ComponentCollections, component_collections  # noqa: E402
 from .references import REFERENCE_NAMES, References, window_references  # noqa: E402
 from .results import MINUS, PLUS, ResultsPanel  # noqa: E402
+from .why_panel import WhyPanel  # noqa: E402
 
 __all__ = ["Explorer", "explore", "explore_graph"]
 
@@ -182,6 +183,11 @@ class Explorer:
             noun=program.noun if program is not None else "components",
             label_name=program.label_name if program is not None else "label",
             no_labels=program.no_labels if program is not None else "", top=o.top, rows=o.rows)
+        comps = program.components if program is not None else None
+        self.why = (WhyPanel(self.flow, comps, panel["components"], noun=self.results.noun[:-1]
+                             if self.results.noun.endswith("s") else self.results.noun,
+                             loop=lambda: self.loop)
+                    if isinstance(comps, Collection) else None)
         self.iterations = IterationPlot(self.loop, history=o.history)
         self.lattice = LatticePlot(self.loop, epochs=o.lattice_epochs, cells=o.lattice_cells)
         self.latency = LatencyPlot(epochs=o.latency_epochs)
@@ -206,7 +212,9 @@ class Explorer:
                        f"window positions; loop {html.escape(self.loop or 'none')}</span>")
         top = w.Layout(align_items="flex-start", flex_flow="row wrap")
         self.widget = w.VBox([title, self.controls.box, self.status,
-                              w.HBox([self.results.widget, self.iterations.widget], layout=top),
+                              w.HBox([w.VBox([self.results.widget] + ([self.why.widget]
+                                                                       if self.why else [])),
+                                      self.iterations.widget], layout=top),
                               w.HBox([self.lattice.widget, self.latency.widget], layout=top),
                               accordion])
         self.widget.add_class("ddlab-explorer")
@@ -228,6 +236,7 @@ class Explorer:
             self._sync_controls()
             if self.feed.position >= 0:
                 self.results.update(self.feed.span())
+                self._offer_why()
         if self.options.references_at_start and self.feed.position >= 0:
             self.settle()
 
@@ -316,6 +325,7 @@ class Explorer:
         incremental, prioritized) and draw those reference lines (what the explorer does when
         the window settles; kept per position).  ``None`` when there is nothing to compare."""
         pos = self.feed.position
+        self._refresh_why()
         if self.algorithm is None or self.window_view is None or pos < 0:
             return None
         refs = self.references.get(pos)
@@ -336,6 +346,17 @@ class Explorer:
         self._draw_references()
         self._render_status()
         return refs
+
+    def _offer_why(self) -> None:
+        if self.why is not None:
+            self.why.offer(self.results.current or [], self.feed.span())
+
+    def _refresh_why(self) -> None:
+        if self.why is not None:
+            try:
+                self.why.refresh()
+            except Exception as err:  # an explanation must not break the explorer
+                self._error(err, "explaining the picked component")
 
     def compute_references(self) -> References | None:
         """Alias of :meth:`settle` (what the "from scratch" button does)."""
@@ -449,6 +470,7 @@ class Explorer:
         span = feed.span()
         previous = self.results.count if self.moves else None
         data = self.results.update(span)
+        self._offer_why()
         work = self.iterations.update(flow, epoch, pos, span)
         self._draw_references()
         self.lattice.update(flow, epoch)

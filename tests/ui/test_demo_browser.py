@@ -262,6 +262,20 @@ def test_demo_runs_renders_and_tells_the_story_on_one_window(page: Page, lab, ar
     explorer.screenshot(path=str(artifacts_dir / "demo-after-slider.png"))
     page.screenshot(path=str(artifacts_dir / "demo-page.png"))
 
+    # Why: pick the largest component; the panel explains one of its nodes with the input
+    # edges that suffice, for the window the slider shows.
+    why = explorer.locator(".ddlab-why")
+    why.scroll_into_view_if_needed()
+    picker = why.locator("select").first
+    choice = picker.locator("option").nth(1).get_attribute("value")
+    picker.select_option(value=choice)
+    expect(why).to_contain_text("why is node", timeout=60_000)
+    expect(why).to_contain_text("input record(s) suffice")
+    expect(why).to_contain_text("reproduces it")
+    window = _window(_status(explorer))
+    assert window in why.inner_text(), (window, why.inner_text())
+    why.screenshot(path=str(artifacts_dir / "demo-why.png"))
+
     # Run All again on a fresh kernel: the windows come from the cache the first run filled.
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
     page.evaluate("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.restart()")

@@ -1,0 +1,118 @@
+"""The explorer's why panel: picking a component explains one of its nodes with input edges
+that suffice (checked with networkx on those edges alone), the explanation goes stale on a
+move and is recomputed when the window settles, and a component that left says so."""
+from __future__ import annotations
+
+import networkx as nx
+import pandas as pd
+import pytest
+
+from ddlab.sources import collegemsg_pandas
+from ddlab.widgets import explore_graph
+
+from .oracles import window_edges
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def hourly(spark):
+    from ddlab.sources import load_dataset, window_batches
+
+    events = collegemsg_pandas()
+    start = int(pd.Timestamp("2004-04-15", tz="UTC").timestamp())
+    batches = window_batches(load_dataset("collegemsg", spark=spark), "7d", "1h", start=start)
+    yield events, batches
+    batches.unpersist()
+
+
+def scc_component_of(edges: pd.DataFrame, node) -> int | None:
+    """The explorer's component id of ``node`` from networkx alone: the smallest node of the
+    weakly connected piece of the SCC edges (edges inside one SCC) that holds it."""
+    g = nx.DiGraph(list(zip(edges["src"].tolist(), edges["dst"].tolist())))
+    if node not in g:
+        return None
+    scc = {n: i for i, comp in enumerate(nx.strongly_connected_components(g)) for n in comp}
+    inner = nx.Graph([(a, b) for a, b in g.edges if scc[a] == scc[b]])
+    return min(nx.node_connected_component(inner, node)) if node in inner else None
+
+
+def check_sufficient(ex, events, batches):
+    """The shown explanation's edges are in the window and, alone, put its node in its
+    component; the node's component in the whole window is the one picked."""
+    why = ex.why.explanation
+    node, component = why.record
+    window = window_edges(events, batches, ex.position)
+    assert scc_component_of(window, node) == component
+    explained = why.inputs["edges"]
+    inside = set(zip(window["src"], window["dst"]))
+    assert set(zip(explained["src"], explained["dst"])) <= inside
+    assert scc_component_of(explained, node) == component
+    return why
+
+
+def test_picking_a_component_explains_a_node_with_edges_that_suffice(hourly):
+    events, batches = hourly
+    ex = explore_graph(batches, "scc", start=400, references_at_start=False)
+    biggest, size = ex.results.current[0][:2]
+    ex.why.pick.value = biggest
+    why = check_sufficient(ex, events, batches)
+    assert why.present and why.verified and ex.why.shown_for == ex.feed.span()
+    assert ex.why.node.value == why.record[0] and why.record[0] in ex.why.members_of(biggest)
+    assert "why is node" in ex.why.output.value and "stale" not in ex.why.output.value
+    # another node of the same component, picked by hand
+    other = next(n for n in ex.why.members_of(biggest) if n != why.record[0])
+    ex.why.node.value = other
+    assert ex.why.explanation.record == (other, biggest)
+    check_sufficient(ex, events, batches)
+
+
+def test_a_move_makes_it_stale_until_the_window_settles(hourly):
+    events, batches = hourly
+    ex = explore_graph(batches, "scc", start=400, references_at_start=False)
+    comp = ex.results.current[0][0]
+    ex.why.pick.value = comp
+    before = ex.why.shown_for
+    ex.forward(1)
+    assert ex.why.shown_for == before != ex.feed.span()
+    assert "stale" in ex.why.output.value and before in ex.why.output.value
+    ex.settle()
+    assert ex.why.shown_for == ex.feed.span() and "stale" not in ex.why.output.value
+    if ex.why.explanation is not None:
+        check_sufficient(ex, events, batches)
+
+
+def test_a_component_that_left_the_window_says_so(hourly):
+    events, batches = hourly
+    ex = explore_graph(batches, "scc", start=400, references_at_start=False)
+    comp = ex.results.current[0][0]
+    ex.why.pick.value = comp
+    gone = next(k for k in range(600, batches.steps, 97)
+                if scc_component_of(window_edges(events, batches, k), comp) != comp)
+    ex.move_to(gone)
+    ex.settle()
+    assert ex.why.explanation is None
+    assert "not among this window's components" in ex.why.output.value
+    assert ex.why.pick.value == comp      # still picked: it is explained again if it returns
+
+
+def test_keys_per_iteration_of_the_last_move(hourly):
+    """The button lists the plotted loop's iterations of the last move with the records the
+    engine's statistics counted and, at each, keys that are nodes of the window."""
+    events, batches = hourly
+    ex = explore_graph(batches, "scc", start=400, references_at_start=False)
+    ex.forward(1)
+    ex.why.keys_button.click()
+    a = ex.why.activity
+    assert a is not None and a.loop == ex.loop
+    counted = ex.flow.loop_differences(ex.flow.epoch - 1, ex.loop)
+    assert a.iterations["records"].tolist() == counted["records"].tolist()
+    window = window_edges(events, batches, ex.position)
+    nodes = set(window["src"]) | set(window["dst"])
+    for _, time_, records, _ in a.iterations.itertuples(index=False):
+        keys = a.keys_at.get(time_, [])
+        assert bool(keys) == bool(records) and len(keys) <= records
+        assert set(keys) <= nodes
+    assert "records in difference" in ex.why.keys_output.value
+    ex.forward(1)                       # another move: the shown keys were the last move's
+    assert ex.why.activity is None and ex.why.keys_output.value == ""
