@@ -170,6 +170,27 @@ class RulesProgram(Mapping):
                         lines.append(f"        {step}")
         return "\n".join(lines)
 
+    def why(self, relation: str, fact, *, verify: bool = True):
+        """Why ``fact`` is in ``relation`` (after the last step): a proof tree of minimal
+        height, each derived fact with the rule (and its source line) that derived it, down
+        to input facts; see :mod:`ddlab.engine.rules.proof`.
+
+        >>> flow = Dataflow(); edge = flow.input("edge", columns=["src", "dst"])
+        >>> p = rules(".input edge\\npath(x, y) :- edge(x, y).\\n"
+        ...           "path(x, z) :- path(x, y), edge(y, z).\\n.output path",
+        ...           {"edge": edge}, flow=flow)
+        >>> edge.insert([(1, 2), (2, 3)]); _ = flow.step()
+        >>> print(p.why("path", (1, 3)))
+        path(1, 3): a proof of height 2 from 2 input fact(s); replayed from scratch on them alone: derived again
+          path(1, 3)   [r2, line 3: path(x, z) :- path(x, y), edge(y, z).]
+            path(1, 2)   [r1, line 2: path(x, y) :- edge(x, y).]
+              edge(1, 2)   [input]
+            edge(2, 3)   [input]
+        """
+        from .proof import prove
+
+        return prove(self, relation, fact, verify=verify)
+
     def differences(self, epoch: int | None = None, by: str = "rule") -> pd.DataFrame:
         """Updates each rule (``by="rule"``) or relation (``by="relation"``) emitted per
         epoch and iteration: columns ``epoch, iteration, rule|relation, updates``.  For a rule
