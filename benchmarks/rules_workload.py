@@ -133,7 +133,7 @@ def _one(query, events, width, step, moves):
         window = new
         batch = delta if query == "tc" else _weighted(delta)
         for kind, (flow, edges, _, _) in flows.items():
-            per_move[kind].append(_timed_step(flow, lambda edges=edges: edges.update(batch)))
+            per_move[kind].append(_timed_step(flow, lambda edges=edges, batch=batch: edges.update(batch)))
         assert flows["rules"][3].to_dict() == flows["hand"][3].to_dict(), f"move {s}"
     held = set(slider.counts)
     recompute_s, recompute_size = _recompute(query, held, root)

@@ -22,7 +22,8 @@ _EXPORTS = {
     # datasets.py
     "load_dataset": "datasets", "DATASETS": "datasets", "DatasetNotFound": "datasets",
     "collegemsg": "datasets", "twitter24h": "datasets", "travian": "datasets", "enron": "datasets",
-    "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets", "collegemsg_pandas": "datasets",
+    "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets",
+    "collegemsg_pandas": "datasets",
     "dataset_names": "datasets", "travian_by_alliance": "datasets",
     # labels.py
     "travian_alliances": "labels", "travian_messages_by_alliance": "labels",

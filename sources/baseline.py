@@ -85,7 +85,8 @@ def stateless_cc(edges, *, spark=None, max_iterations: int = 1000) -> BaselineRe
     for iteration in range(1, max_iterations + 1):
         t0 = time.perf_counter()
         current = spark.createDataFrame(labels)
-        proposals = links.join(current, links["b"] == current["node"]).select(links["a"].alias("node"), current["label"])
+        proposals = (links.join(current, links["b"] == current["node"])
+                     .select(links["a"].alias("node"), current["label"]))
         new = (
             proposals.unionByName(current).groupBy("node").agg(F.min("label").alias("label"))
             .toPandas().sort_values("node", ignore_index=True)

@@ -205,12 +205,19 @@ def travian_by_alliance(path=None, spark=None, **kwargs) -> LoadResult:
 
 
 DATASETS: dict[str, DatasetInfo] = {
-    "collegemsg": DatasetInfo("collegemsg", collegemsg, None, "CollegeMsg, 59,835 messages, 193 days (always available)"),
-    "twitter24h": DatasetInfo("twitter24h", twitter24h, "twitter24h/twitter_24h.csv.gz", "Twitter mentions/retweets, 130,360 events, 24 h"),
-    "travian": DatasetInfo("travian", travian, "travian", "Travian game interactions, Dec 2009 (kind=messages|trades|attacks|all)"),
-    "travian-alliances": DatasetInfo("travian-alliances", travian_by_alliance, "travian/travian-communities.zip", "Travian messages, Dec 2009, each labelled with its sender's alliance of that day"),
-    "enron": DatasetInfo("enron", enron, "enron/igraphdata_enron_edges.csv.gz", "Enron e-mails with topics, 125,409 rows"),
-    "bitcoinotc": DatasetInfo("bitcoinotc", bitcoinotc, "bitcoinotc/soc-sign-bitcoinotc.csv.gz", "Bitcoin OTC trust ratings, 35,592 rows"),
+    "collegemsg": DatasetInfo("collegemsg", collegemsg, None,
+                              "CollegeMsg, 59,835 messages, 193 days (always available)"),
+    "twitter24h": DatasetInfo("twitter24h", twitter24h, "twitter24h/twitter_24h.csv.gz",
+                              "Twitter mentions/retweets, 130,360 events, 24 h"),
+    "travian": DatasetInfo("travian", travian, "travian",
+                           "Travian game interactions, Dec 2009 (kind=messages|trades|attacks|all)"),
+    "travian-alliances": DatasetInfo(
+        "travian-alliances", travian_by_alliance, "travian/travian-communities.zip",
+        "Travian messages, Dec 2009, each labelled with its sender's alliance of that day"),
+    "enron": DatasetInfo("enron", enron, "enron/igraphdata_enron_edges.csv.gz",
+                         "Enron e-mails with topics, 125,409 rows"),
+    "bitcoinotc": DatasetInfo("bitcoinotc", bitcoinotc, "bitcoinotc/soc-sign-bitcoinotc.csv.gz",
+                              "Bitcoin OTC trust ratings, 35,592 rows"),
 }
 _ALIASES = {f"travian-{k}": ("travian", k) for k in TRAVIAN_KINDS + ("all",)}
 

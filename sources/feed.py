@@ -27,7 +27,9 @@ def combine(batches: list[pd.DataFrame]) -> pd.DataFrame:
     """Sum several batches into one (per record), dropping records whose changes cancel out."""
     nonempty = [b for b in batches if len(b)]
     if not nonempty:
-        return batches[0].iloc[0:0].copy() if batches else pd.DataFrame({c: pd.Series(dtype="int64") for c in ("src", "dst", "diff")})
+        if batches:
+            return batches[0].iloc[0:0].copy()
+        return pd.DataFrame({c: pd.Series(dtype="int64") for c in ("src", "dst", "diff")})
     whole = pd.concat(nonempty, ignore_index=True)
     keys = [c for c in whole.columns if c != "diff"]
     summed = whole.groupby(keys, sort=False, dropna=False)["diff"].sum().reset_index()
@@ -65,7 +67,8 @@ class WindowFeed:
         if flow is None:
             flow = getattr(input, "flow", None) or getattr(input, "dataflow", None)
         if flow is None or not hasattr(flow, "step"):
-            raise TypeError("WindowFeed needs the dataflow whose step() closes an epoch: WindowFeed(batches, input, flow)")
+            raise TypeError("WindowFeed needs the dataflow whose step() closes an epoch: "
+                            "WindowFeed(batches, input, flow)")
         self.batches, self.input, self.flow = batches, input, flow
         if not -1 <= position < len(batches):
             raise ValueError(f"WindowFeed position={position} is out of range -1..{len(batches) - 1}")

@@ -172,14 +172,16 @@ def _read(spark, source, fmt, columns, header, sep, options):
             names = list(columns)
         else:  # the header (or the first line's width): one tiny job
             names = reader.option("header", bool(header)).csv(paths).columns
-        schema = T.StructType([T.StructField(n, T.StringType()) for n in names] + [T.StructField(_CORRUPT, T.StringType())])
+        schema = T.StructType([T.StructField(n, T.StringType()) for n in names]
+                              + [T.StructField(_CORRUPT, T.StringType())])
         df = (
             reader.option("header", bool(header)).option("mode", "PERMISSIVE")
             .option("columnNameOfCorruptRecord", _CORRUPT).schema(schema).csv(paths)
         )
         return df, _CORRUPT, True, name, "csv"
     if fmt == "json":
-        df = spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", _CORRUPT).options(**opts).json(paths)
+        df = (spark.read.option("mode", "PERMISSIVE").option("columnNameOfCorruptRecord", _CORRUPT)
+              .options(**opts).json(paths))
         corrupt = _CORRUPT if _CORRUPT in df.columns else None
         return _rename(df, columns), corrupt, True, name, "json"
     if fmt == "parquet":
@@ -338,7 +340,8 @@ def _flag_rows(raw, corrupt, from_files, described, read_as, mapping, cols: _Col
         # CSV column pruning only fills the corrupt column when every column is parsed: the
         # always-false, non-foldable second term makes the scan need them all.
         all_cols = F.length(F.concat_ws(",", *[F.col(c).cast("string") for c in raw_cols])) < 0
-        checks.append((F.col(corrupt).isNotNull() | all_cols, "wrong field count" if read_as == "csv" else "unparseable line"))
+        checks.append((F.col(corrupt).isNotNull() | all_cols,
+                       "wrong field count" if read_as == "csv" else "unparseable line"))
     checks += [(cols.empty(s) | cols.empty(d), "empty id"), (cols.empty(tcol), "empty time"),
                (F.col("_t").isNull(), "unparseable time")]
     if time_range is not None:
@@ -413,7 +416,8 @@ def _output_columns(mapping, cols: _Columns, id_type: str, label_type):
     if "label" in mapping:
         lab = F.when(~cols.empty(mapping["label"]), F.col(mapping["label"]))
         if label_type:
-            lab = lab.cast("string").try_cast(label_type) if dtypes[mapping["label"]] == "string" else lab.cast(label_type)
+            lab = (lab.cast("string").try_cast(label_type) if dtypes[mapping["label"]] == "string"
+                   else lab.cast(label_type))
         out.append(lab.alias("label"))
     if "text" in mapping:
         out.append(F.col(mapping["text"]).cast("string").alias("text"))

@@ -132,7 +132,8 @@ def find_java() -> JavaInfo:
     try:
         proc = subprocess.run([path, "-version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise SparkUnavailable(f"Spark needs Java {MIN_JAVA}+, but `{path} -version` failed: {exc}. {JAVA_FIX}") from None
+        raise SparkUnavailable(f"Spark needs Java {MIN_JAVA}+, but `{path} -version` failed: {exc}. "
+                               f"{JAVA_FIX}") from None
     output = (proc.stderr or "") + (proc.stdout or "")
     first = next((line.strip() for line in output.splitlines() if "version" in line), output.strip()[:120])
     return JavaInfo(path=path, major=_java_major(output), version_text=first, java_home=java_home)
@@ -298,7 +299,8 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
             hint = ""
             if "SESSION_ALREADY_EXIST" in str(exc):
                 hint = " PySpark runs one kind of session per process: stop the classic one first (stop_spark())."
-            raise SparkUnavailable(f"could not start a Spark Connect session for {where}: {_short(exc)}{hint}") from None
+            raise SparkUnavailable(f"could not start a Spark Connect session for {where}: "
+                                   f"{_short(exc)}{hint}") from None
     if where.startswith("local"):
         conf.update(_LOCAL_CONF)
         conf["spark.driver.extraJavaOptions"] = f"-Dlog4j2.configurationFile=file:{_log4j_file()}"

@@ -104,7 +104,8 @@ def _floor_div(x, n: int):
     return ((x - F.pmod(x, F.lit(n))) / F.lit(n)).cast("long")
 
 
-def events_in_window(events: pd.DataFrame, start: int, end: int, columns=("src", "dst"), multigraph: bool = False) -> pd.DataFrame:
+def events_in_window(events: pd.DataFrame, start: int, end: int, columns=("src", "dst"),
+                     multigraph: bool = False) -> pd.DataFrame:
     """Pandas reference: the window ``[start, end)``'s records with their multiplicity as ``diff``."""
     inside = events[(events["time"] >= start) & (events["time"] < end)]
     counts = inside.groupby(list(columns), dropna=False).size().rename("diff").reset_index()
@@ -273,7 +274,8 @@ def window_batches(events, width, step, *, multigraph: bool = False, start: int 
     steps = max(0, (last - origin - width) // step + 1) + 1 if last >= origin else 1
 
     d = F.col("time") - F.lit(origin)
-    ev = df.select(*columns, "time").withColumn("a", F.greatest(F.lit(0).cast("long"), _floor_div(d - F.lit(width), step) + 1))
+    ev = df.select(*columns, "time").withColumn(
+        "a", F.greatest(F.lit(0).cast("long"), _floor_div(d - F.lit(width), step) + 1))
     ev = ev.withColumn("b", F.least(F.lit(steps - 1).cast("long"), _floor_div(d, step))).where(F.col("a") <= F.col("b"))
     if not multigraph:
         w = Window.partitionBy(*columns).orderBy("a", "b")

@@ -133,6 +133,8 @@ def _match(op, out, n, budget, data, m, is_sorted, first, rdepth, dcodes, order,
         n2 = M.match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, diffs, nkey,
                      source, t, sign, out, n)
         if n2 >= 0:
+            if budget and n2 > n:   # the rows so far, as the numpy path checks each gather
+                check_pending(op, n2, "join")
             return n2, out
         if budget:
             check_pending(op, -n2, "join")

@@ -271,7 +271,7 @@ def _bindings(rule: Rule) -> tuple[set, list]:
         if isinstance(lit, Atom):
             bound.update(v for a in lit.args for v in variables(a))
     assigns = []
-    pending = [l for l in rule.body if isinstance(l, Comparison) and l.op == "="]
+    pending = [lit for lit in rule.body if isinstance(lit, Comparison) and lit.op == "="]
     progress = True
     while progress:
         progress = False
@@ -288,7 +288,7 @@ def _bindings(rule: Rule) -> tuple[set, list]:
 
 
 def _check_safety(rule: Rule, text: str) -> None:
-    positive = [l for l in rule.body if isinstance(l, Atom)]
+    positive = [lit for lit in rule.body if isinstance(lit, Atom)]
     if rule.body and not positive:
         raise UnsafeRuleError(f"the rule for {rule.head.relation} has no positive atom in its "
                               "body, so nothing binds its variables", text, rule.pos,
@@ -356,7 +356,7 @@ def _check_aggregates(rel: Relation, text: str) -> None:
     if not aggregated:
         return
     (first, (pos, agg)) = aggregated[0]
-    for r, (p, a) in aggregated[1:]:
+    for _, (p, a) in aggregated[1:]:
         if a.func != agg.func or p != pos:
             raise AggregateError(
                 f"{rel.name} aggregates with {a.func} in field {p + 1} here but with "
@@ -368,7 +368,8 @@ def _check_aggregates(rel: Relation, text: str) -> None:
             at = others[0].pos if others else first.pos
             raise AggregateError(
                 f"{rel.name} is a {agg.func} and must be defined by exactly one rule (it also "
-                f"has {'an .input' if rel.is_input and not others else 'the rule or fact at line ' + str(others[0].pos.line)})",
+                f"has {'an .input' if rel.is_input and not others else 'the rule or fact at line '}"
+                f"{'' if rel.is_input and not others else others[0].pos.line})",
                 text, at, f"give the other rules' results their own relation and {agg.func} "
                 "over the union in one rule")
     rel.aggregate = (pos, agg.func)
@@ -376,8 +377,8 @@ def _check_aggregates(rel: Relation, text: str) -> None:
 
 def _check_types(program, rels, text) -> None:
     for rule in program.rules:
-        atoms = [rule.head] + [l.atom if isinstance(l, Negation) else l for l in rule.body
-                               if isinstance(l, (Atom, Negation))]
+        atoms = [rule.head] + [lit.atom if isinstance(lit, Negation) else lit for lit in rule.body
+                               if isinstance(lit, (Atom, Negation))]
         for atom in atoms:
             rel = rels[atom.relation]
             if not rel.types:

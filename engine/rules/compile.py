@@ -215,7 +215,7 @@ class Compiler:
 
     def _base_rules(self, rel, members):
         return [r for r in rel.rules if not any(
-            isinstance(l, Atom) and l.relation in members for l in r.body)]
+            isinstance(lit, Atom) and lit.relation in members for lit in r.body)]
 
     def _loop(self, stratum) -> None:
         rels = self.analysis.relations
@@ -279,8 +279,8 @@ class Compiler:
         self._owner = rule.index
         plan = self.plans.setdefault(rule.index, [])
         plan.clear()
-        atoms = [l for l in rule.body if isinstance(l, Atom)]
-        pending = [l for l in rule.body if not isinstance(l, Atom)]
+        atoms = [lit for lit in rule.body if isinstance(lit, Atom)]
+        pending = [lit for lit in rule.body if not isinstance(lit, Atom)]
         order = [atoms[0]]
         bound = set(_vars_of(atoms[0]))
         rest = atoms[1:]

@@ -11,7 +11,6 @@ from ddlab.engine import Collection, DataflowError
 
 from .analyze import Analysis, analyze
 from .compile import Compiler
-from .errors import RulesError
 from .parse import closest, parse
 
 __all__ = ["rules", "check", "RulesProgram", "ON_LIMIT"]
@@ -162,7 +161,7 @@ class RulesProgram(Mapping):
                 rel = self.analysis.relations[name]
                 if rel.is_input:
                     lines.append(f"  {name}: the collection {rel.source}")
-                for fact in rel.facts[:1]:
+                if rel.facts:
                     lines.append(f"  {name}: {len(rel.facts)} fact(s)")
                 for rule in rel.rules:
                     lines.append(f"  r{rule.index}  {rule}")

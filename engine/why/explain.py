@@ -311,7 +311,6 @@ MINIMISE_CHANGES = 64
 
 def _records_of(frame: pd.DataFrame) -> dict:
     """``{record tuple: diff}`` of a frame of fields + ``diff`` (or ``multiplicity``)."""
-    last = frame.columns[-1]
     out: dict = {}
     for row in frame.itertuples(index=False, name=None):
         rec = tuple(row[:-1])

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..operators.aggregates import DISTINCT, Extreme, SetOperation, Threshold, TopK
+from ..operators.aggregates import DISTINCT, Extreme, SetOperation, TopK
 from .history import (INF, Histories, first_time, key_pattern, leq, lub, map_columns_images,
                       matches, normalized, record_pattern, user_form, as_record)
 

@@ -155,7 +155,8 @@ def _tapped(tap, interner, depth):
 
 def _activity(flow, hist, path, depth, epoch, pairs, interner, top, max_values) -> LoopActivity:
     kind = next(op.scope.kind for op, _ in pairs)
-    show = (lambda c: display_time((c,), (kind,))[0])
+    def show(c):
+        return display_time((c,), (kind,))[0]
     # the feedback runs at the body's coordinate c (and delivers at c + 1): numbered by c,
     # as flow.loop_differences and flow.stats number them
     per_coord: Counter = Counter()

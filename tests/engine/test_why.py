@@ -186,7 +186,7 @@ def test_monotone_programs_get_concise_explanations_that_are_sufficient_unchecke
         data = {k: Counter({r: m for r, m in c.items() if m}) for k, c in data.items()}
         contents = view.to_dict()
         explained += len(contents)
-        for record, mult in contents.items():
+        for record in contents:
             why = flow.why(out, record, verify=False)
             assert why.method == "concise" and why.verified is None
             sub = {n: _as_tuples(r) for n, r in why.records().items()}

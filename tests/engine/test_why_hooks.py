@@ -78,9 +78,13 @@ def test_input_changes_keep_the_last_two_epochs_and_roll_back_with_a_failed_one(
     xs = flow.input("xs", columns=["x", "y"])
     out = xs.map(lambda r: 1 // (r[1] - 9))   # y == 9 fails the epoch
     _ = out.view()
-    xs.insert([(1, 1), (2, 1)]); flow.step()
-    xs.insert([(3, 1)]); xs.remove([(1, 1)]); flow.step()
-    xs.insert([(4, 1), (4, 1)]); flow.step()
+    xs.insert([(1, 1), (2, 1)])
+    flow.step()
+    xs.insert([(3, 1)])
+    xs.remove([(1, 1)])
+    flow.step()
+    xs.insert([(4, 1), (4, 1)])
+    flow.step()
     last = flow.input_changes()["xs"]
     assert last.to_dict("list") == {"x": [4], "y": [1], "diff": [2]}
     before = flow.input_changes(1)["xs"].sort_values("x")

@@ -73,7 +73,7 @@ class GRule:
             return a.text() if isinstance(a, GExpr) else str(a)
         body = [p.text() for p in self.positive]
         body += [f"{v} = {e.text()}" for v, e in self.lets]
-        body += [f"{l} {op} {r}" for op, l, r in self.compares]
+        body += [f"{left} {op} {right}" for op, left, right in self.compares]
         body += ["!" + n.text() for n in self.negative]
         return f"{self.head}({', '.join(head_arg(a) for a in self.head_args)}) :- {', '.join(body)}."
 
@@ -126,8 +126,8 @@ def _bindings(rule, db):
         for var, expr in rule.lets:
             env[var] = expr.value(env)
         ok = True
-        for op, l, r in rule.compares:
-            lv, rv = env[l], (r if isinstance(r, int) else env[r])
+        for op, left, right in rule.compares:
+            lv, rv = env[left], (right if isinstance(right, int) else env[right])
             ok = ok and {"<": lv < rv, "<=": lv <= rv, "!=": lv != rv, "=": lv == rv,
                          ">": lv > rv}[op]
         for atom in rule.negative:

@@ -3,8 +3,8 @@ recursion, errors; the defeasible ones are another logic) run against ``ddlab.ru
 
 Its programs use Soufflé's conventions (identifiers in rules are variables, constants are
 quoted or numbers), so the adapter only spells negation ``!`` and ends each rule with ``.``;
-each relation's facts become an input collection (``.input rel``).  The suite's results (pass rate, each failure's reason)
-are printed; the test fails if a case that passes today starts failing, or if a failure is
+each relation's facts become an input collection (``.input rel``).  The suite's results (pass
+rate, each failure's reason) are printed; the test fails if a case that passes today starts failing, or if a failure is
 not one of the known, stated gaps.
 """
 from __future__ import annotations
@@ -119,7 +119,7 @@ def _cases(slow=False):
 def _run(cases, capsys, what):
     runner = YamlTestRunner(DdlabEvaluator())
     passed, failed = [], {}
-    for path, case in cases:
+    for _, case in cases:
         try:
             runner.run_test_case(case)
             passed.append(case.name)

@@ -62,7 +62,7 @@ def _rename(rule: GRule, mapping: dict) -> GRule:
     atom = lambda g: GAtom(g.rel, tuple(term(x) for x in g.args))   # noqa: E731
     return GRule(rule.head, tuple(term(a) for a in rule.head_args),
                  tuple(atom(p) for p in rule.positive), tuple(atom(n) for n in rule.negative),
-                 tuple((op, term(l), term(r)) for op, l, r in rule.compares),
+                 tuple((op, term(left), term(right)) for op, left, right in rule.compares),
                  tuple((term(v), term(e)) for v, e in rule.lets))
 
 

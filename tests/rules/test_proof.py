@@ -108,7 +108,7 @@ def test_proofs_are_rule_instances_of_minimal_height_over_moving_edges(name):
     outputs = list(program)
     edges: set = set()
     checked = 0
-    for epoch in range(6):
+    for _ in range(6):
         added = {(rng.randrange(9), rng.randrange(9)) for _ in range(6)} - edges
         removed = set(rng.sample(sorted(edges), min(3, len(edges))))
         edge.insert(sorted(added))

@@ -67,7 +67,9 @@ def test_json_lines_with_a_broken_line(spark, tmp_path):
 
 
 def test_parquet_pandas_sql_and_spark_sources_agree(spark, tmp_path):
-    pdf = pd.DataFrame({"u": [1, 2, 3], "v": [2, 3, 1], "ts": pd.to_datetime(["2021-03-01 00:00:00", "2021-03-01 00:00:30", "2021-03-01 00:01:00"])})
+    pdf = pd.DataFrame({"u": [1, 2, 3], "v": [2, 3, 1],
+                        "ts": pd.to_datetime(["2021-03-01 00:00:00", "2021-03-01 00:00:30",
+                                              "2021-03-01 00:01:00"])})
     expected = [(1, 2, 1614556800), (2, 3, 1614556830), (3, 1, 1614556860)]
     spark.createDataFrame(pdf).write.parquet(str(tmp_path / "ev.parquet"))
     for source, kw in [
