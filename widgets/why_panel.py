@@ -18,7 +18,8 @@ import pandas as pd
 
 __all__ = ["WhyPanel"]
 
-_NONE = ("pick a component", None)
+_UNPICKED = ""    # the dropdown's "pick a component" entry (ipywidgets shows None as blank)
+_NONE = ("pick a component", _UNPICKED)
 _CSS = """<style>
 .ddlab-why table{border-collapse:collapse;font-size:12px;margin:2px 0 6px 0}
 .ddlab-why th,.ddlab-why td{padding:1px 6px;text-align:right;border-bottom:1px solid #eee}
@@ -35,7 +36,7 @@ class WhyPanel:
                  loop=lambda: None):
         self.flow, self.components, self.members = flow, components, members
         self.noun, self.rows, self.loop = noun, rows, loop
-        self.pick = w.Dropdown(options=[_NONE], value=None, description="why is a node in",
+        self.pick = w.Dropdown(options=[_NONE], value=_UNPICKED, description="why is a node in",
                                style={"description_width": "initial"},
                                layout=w.Layout(width="250px"))
         self.node = w.Dropdown(options=[], description="node", disabled=True,
@@ -70,7 +71,7 @@ class WhyPanel:
         options = [_NONE] + [(f"{self.noun} {comp} ({size:,} nodes)", comp)
                              for comp, size, *_ in top_rows]
         chosen = self.pick.value
-        if chosen is not None and chosen not in [v for _, v in options]:
+        if chosen != _UNPICKED and chosen not in [v for _, v in options]:
             options.append((f"{self.noun} {chosen} (not in the top list now)", chosen))
         self._quiet = True
         try:
@@ -85,7 +86,7 @@ class WhyPanel:
 
     def refresh(self) -> None:
         """When the window settles: explain the picked component again on this window."""
-        if self.pick.value is not None and self.shown_for != self.window:
+        if self.pick.value != _UNPICKED and self.shown_for != self.window:
             self._explain(self.pick.value, self.node.value, new_members=True)
 
     def explain_loop(self, loop: str | None = None):
@@ -144,7 +145,7 @@ class WhyPanel:
         return self._explain(component, node, new_members=True)
 
     def _explain(self, component, node, *, new_members: bool):
-        if component is None:
+        if component is None or component == _UNPICKED:
             self.explanation, self.shown_for = None, None
             self.output.value = ""
             self._set_nodes([], None)
@@ -187,8 +188,8 @@ class WhyPanel:
         node, component = ex.record
         head = (f"<div><b>why is node {html.escape(str(node))} in {html.escape(self.noun)} "
                 f"{html.escape(str(component))}</b>"
-                f"<span class='muted'> ({html.escape(self.shown_for or '')}"
-                f"{f'; {seconds * 1000:.0f} ms' if seconds is not None else ''})</span></div>")
+                f"<span class='muted'> · window {html.escape(self.shown_for or '')}"
+                f"{f' · {seconds * 1000:.0f} ms' if seconds is not None else ''}</span></div>")
         if not ex.present:
             return _CSS + head + f"<div>{html.escape(ex.summary())}</div>"
         check = ("replaying the program from scratch on these records alone reproduces it"
