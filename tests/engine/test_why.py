@@ -116,6 +116,7 @@ def test_explanations_are_sufficient_after_window_moves_back_and_forth(program, 
         before = {"contents": contents, "data": data}
 
 
+@pytest.mark.slow   # random programs under tiny trace limits: about 10 s
 @settings(max_examples=WHY_EXAMPLES, **_SETTINGS)
 @given(program=programs(max_loop_depth=2, size=7), epochs=program_gen.EPOCHS,
        seed=st.integers(0, 10_000))

@@ -133,6 +133,7 @@ def _run(cases, capsys, what):
     return passed, failed
 
 
+@pytest.mark.slow   # the whole conformance suite: about 20 s
 def test_conformance_suite_pass_rate(capsys):
     cases = _cases()
     passed, failed = _run(cases, capsys, f"all but {len(SLOW)} slow cases")
