@@ -123,11 +123,22 @@ class WhyPanel:
     # -- reactions ----------------------------------------------------------------------------
     def _on_pick(self, change) -> None:
         if not self._quiet:
-            self._explain(change["new"], None, new_members=True)
+            self._safely(change["new"], None, new_members=True)
 
     def _on_node(self, change) -> None:
         if not self._quiet and change["new"] is not None:
-            self._explain(self.pick.value, change["new"], new_members=False)
+            self._safely(self.pick.value, change["new"], new_members=False)
+
+    def _safely(self, component, node, *, new_members: bool) -> None:
+        """A widget callback: an error is one line in the panel, never a traceback lost in
+        the front end's log."""
+        try:
+            self._explain(component, node, new_members=new_members)
+        except Exception as err:
+            self.explanation = None
+            self.output.value = (f"<div style='color:#cf222e'>why failed: "
+                                 f"{html.escape(type(err).__name__)}: "
+                                 f"{html.escape(str(err).splitlines()[0] if str(err) else '')}</div>")
 
     # -- the work -----------------------------------------------------------------------------
     def members_of(self, component) -> list:
