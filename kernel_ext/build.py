@@ -48,6 +48,8 @@ class Handle:
     view: Any
     feed: Any = None
     info: BuildInfo | None = None
+    #: what a group's body gave (a ``%%dd rules`` cell's RulesProgram), for ``%dd why`` proofs
+    group_value: Any = None
 
 
 @dataclass
@@ -166,6 +168,7 @@ def _build_derived(flow, decl: DerivedDecl, handles, derived, namespace, live, d
         value = evaluate(decl.body, ns, decl.name)
         if decl.group is not None and groups is not None:
             groups[decl.group] = value
+    group_value = value if decl.group is not None else None
     if decl.group is not None:
         try:
             value = value[decl.name]
@@ -199,4 +202,4 @@ def _build_derived(flow, decl: DerivedDecl, handles, derived, namespace, live, d
     loops = sorted({s for s in new["scope"] if s != "root"})
     info = BuildInfo(len(new), {k: int(v) for k, v in kinds.items()}, loops,
                      tuple(int(i) for i in new["id"]))
-    return Handle(coll, view, info=info)
+    return Handle(coll, view, info=info, group_value=group_value)

@@ -97,7 +97,9 @@ def why(magics, line, ns):
     replaying the program from scratch on them alone) and its derivation operator by
     operator, in loops from the iteration where it first appears.  A record not there says
     so; one that left on the last move is explained on the previous epoch, with the input
-    changes that removed it.  Example: %dd why cc 42   (node 42's label)
+    changes that removed it.  On an output of a %%dd rules cell: a proof tree of minimal
+    height, each fact with the rule (and line) that derived it, down to input facts.
+    Example: %dd why cc 42   (node 42's label);  %dd why path 1 7
     """
     args = magics.parse(why, line)
     if args is None:
@@ -118,6 +120,16 @@ def why(magics, line, ns):
             raise SessionError(f"%dd why {args.name}: no record of {args.name} starts with "
                                f"{record!r} (now or before the last move).",
                                f"Give the whole record ({', '.join(handle.collection.columns)}).")
+    program = getattr(handle, "group_value", None)
+    if hasattr(program, "why") and hasattr(program, "rules"):   # a %%dd rules output: a proof
+        try:
+            return program.why(args.name, _as_tuple(record), verify=not args.no_verify)
+        except Exception as err:
+            from ddlab.engine import DataflowError
+
+            if not isinstance(err, DataflowError):
+                raise
+            raise SessionError(f"%dd why {args.name}: {err}") from err
     try:
         explanation = s.flow.why(handle.collection, record, verify=not args.no_verify,
                                  budget=args.budget, names=declaration_names(s))

@@ -187,3 +187,34 @@ def test_window_moves_update_rules_forward_and_back(ip, spark):
         lengths = nx.single_source_shortest_path_length(g, 9)
         assert as_dict(dd(ip, "show reach").frame) == {(n,): 1 for n in lengths}, k
         assert as_dict(dd(ip, "show hops").frame) == {(n, d): 1 for n, d in lengths.items()}, k
+
+
+def test_why_of_a_rules_output_is_a_proof_of_minimal_height(ip):
+    """``%dd why`` on a relation of a ``%%dd rules`` cell: the rule-by-rule proof; its height
+    is networkx's hop count (each hop one application of the recursive rule, after the base
+    rule), its leaves are the input facts on that shortest path; after a deletion the proof
+    takes the next shortest path, and a fact no longer derived says so."""
+    dd(ip, "input edges --columns src,dst")
+    dd(ip, "input root --columns v")
+    edges = [(1, 2), (2, 3), (3, 4), (1, 5), (5, 6), (6, 7), (7, 4)]
+    dd(ip, f"insert edges {edges}")
+    dd(ip, "insert root [1]")
+    cell(ip, "rules", PROGRAM)
+    for present, expected_hops in ((edges, 3), ([e for e in edges if e != (2, 3)], 4)):
+        if present is not edges:
+            dd(ip, "remove edges [(2, 3)]")
+        proof = dd(ip, "why reach 4")
+        hops = nx.shortest_path_length(nx.DiGraph(present), 1, 4)
+        assert hops == expected_hops and proof.height == hops + 1   # root(1) -> reach(1): r1
+        leaves = []
+        stack = [proof.root]
+        while stack:
+            node = stack.pop()
+            stack += node.children
+            if node.rule is None:
+                leaves.append((node.relation, node.fact))
+        path = nx.shortest_path(nx.DiGraph(present), 1, 4)
+        assert sorted(leaves) == sorted([("root", (1,))] + [("edge", e) for e in zip(path, path[1:])])
+        assert "[r2, line 5: reach(y) :- reach(x), edge(x, y).]" in repr(proof)
+    dd(ip, "remove edges [(7, 4)]")
+    assert "is not derived" in repr(dd(ip, "why reach 4"))
