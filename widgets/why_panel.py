@@ -59,7 +59,7 @@ class WhyPanel:
         self.window = ""
         self._quiet = False
         self.activity = None             # the last flow.why_loop result shown
-        self.keys_button.on_click(lambda _: self.explain_loop())
+        self.keys_button.on_click(lambda _: self._safely_loop())
         self.pick.observe(self._on_pick, names="value")
         self.node.observe(self._on_node, names="value")
 
@@ -82,7 +82,7 @@ class WhyPanel:
         if self.activity is not None:     # another move: the last one's keys are not this one's
             self.activity, self.keys_output.value = None, ""
         if self.explanation is not None and self.shown_for != window:
-            self.output.value = _CSS + self._stale_note() + self._render(self.explanation)[len(_CSS):]
+            self.output.value = self._render(self.explanation, stale=True)
 
     def refresh(self) -> None:
         """When the window settles: explain the picked component again on this window."""
@@ -117,9 +117,6 @@ class WhyPanel:
         return _CSS + head + table + "".join(f"<div class='muted'>{html.escape(n)}</div>"
                                              for n in a.notes)
 
-    def close(self) -> None:
-        self.widget.close()
-
     # -- reactions ----------------------------------------------------------------------------
     def _on_pick(self, change) -> None:
         if not self._quiet:
@@ -129,6 +126,13 @@ class WhyPanel:
         if not self._quiet and change["new"] is not None:
             self._safely(self.pick.value, change["new"], new_members=False)
 
+    def _safely_loop(self) -> None:
+        try:
+            self.explain_loop()
+        except Exception as err:
+            self.activity = None
+            self.keys_output.value = _error_line(err)
+
     def _safely(self, component, node, *, new_members: bool) -> None:
         """A widget callback: an error is one line in the panel, never a traceback lost in
         the front end's log."""
@@ -136,9 +140,7 @@ class WhyPanel:
             self._explain(component, node, new_members=new_members)
         except Exception as err:
             self.explanation = None
-            self.output.value = (f"<div style='color:#cf222e'>why failed: "
-                                 f"{html.escape(type(err).__name__)}: "
-                                 f"{html.escape(str(err).splitlines()[0] if str(err) else '')}</div>")
+            self.output.value = _error_line(err)
 
     # -- the work -----------------------------------------------------------------------------
     def members_of(self, component) -> list:
@@ -195,12 +197,14 @@ class WhyPanel:
         return (f"<div style='color:#9a6700'>stale: computed on {html.escape(self.shown_for or '')};"
                 f" recomputed for {html.escape(self.window)} when the window settles</div>")
 
-    def _render(self, ex, seconds: float | None = None) -> str:
+    def _render(self, ex, seconds: float | None = None, stale: bool = False) -> str:
         node, component = ex.record
         head = (f"<div><b>why is node {html.escape(str(node))} in {html.escape(self.noun)} "
                 f"{html.escape(str(component))}</b>"
                 f"<span class='muted'> · window {html.escape(self.shown_for or '')}"
                 f"{f' · {seconds * 1000:.0f} ms' if seconds is not None else ''}</span></div>")
+        if stale:
+            head = self._stale_note() + head
         if not ex.present:
             return _CSS + head + f"<div>{html.escape(ex.summary())}</div>"
         check = ("replaying the program from scratch on these records alone reproduces it"
@@ -213,6 +217,12 @@ class WhyPanel:
         for note in ex.notes:
             parts.append(f"<div class='muted'>{html.escape(note)}</div>")
         return "".join(parts)
+
+
+def _error_line(err: BaseException) -> str:
+    first = str(err).splitlines()[0] if str(err) else ""
+    return (f"<div style='color:#cf222e'>why failed: {html.escape(type(err).__name__)}: "
+            f"{html.escape(first)}</div>")
 
 
 def _table(frame: pd.DataFrame, rows: int) -> str:
