@@ -155,3 +155,22 @@ def lab(tmp_path_factory, chromium_path) -> Lab:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """pytest-playwright's page settings: a window the explorer fits in."""
+    return {**browser_context_args, "viewport": {"width": 1400, "height": 1100}}
+
+
+def wait_for(page, script: str, timeout_s: float, what: str):
+    """Poll ``script`` in the page until it returns something truthy (returned), or fail
+    naming ``what``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = page.evaluate(script)
+        if value:
+            return value
+        page.wait_for_timeout(200)
+    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+

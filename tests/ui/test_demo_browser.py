@@ -24,6 +24,8 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 from playwright.sync_api import Page, expect  # noqa: E402
 
+from .conftest import wait_for as _wait  # noqa: E402
+
 NOTEBOOK = os.environ.get("DDLAB_UI_NOTEBOOK", "demo.ipynb")
 PLOTS = ("ddlab-iterations", "ddlab-lattice", "ddlab-latency")
 RUN_TIMEOUT_S = 300  # Spark's start, the window batches and the first epochs, on a busy machine
@@ -62,21 +64,6 @@ _LINES = """() => {
   }
   return out;
 }"""
-
-
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1400, "height": 1100}}
-
-
-def _wait(page: Page, script: str, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = page.evaluate(script)
-        if value:
-            return value
-        page.wait_for_timeout(200)
-    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
 
 def _explorer_visible(page: Page) -> bool:

@@ -17,6 +17,8 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 from playwright.sync_api import Page, expect  # noqa: E402
 
+from .conftest import wait_for as _wait  # noqa: E402
+
 RUN_TIMEOUT_S = 180
 
 _KERNEL_IDLE = """() => {
@@ -39,21 +41,6 @@ _RUN_STATE = """() => {
   return {errors, done: done && !!kernel && kernel.status === 'idle',
           executed: cells.filter(c => c.model.executionCount !== null).length, total: cells.length};
 }"""
-
-
-@pytest.fixture(scope="session")
-def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1400, "height": 1100}}
-
-
-def _wait(page: Page, script: str, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = page.evaluate(script)
-        if value:
-            return value
-        page.wait_for_timeout(250)
-    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
 
 def _open_and_run(page: Page, lab, notebook: str) -> None:

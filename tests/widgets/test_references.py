@@ -4,10 +4,8 @@ from the events, not from the explorer) and a plain-Python stateless executor; u
 are computed for the current window, none are shown and the status line says so."""
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
-from ddlab.sources import collegemsg_pandas
 from ddlab.widgets import explore_graph, window_references
 from ddlab.widgets.references import REFERENCE_NAMES, stateless_curves
 
@@ -16,18 +14,6 @@ from .oracles import scc_oracle, scratch_oracle, stateless_oracle, stats_curve, 
 pytestmark = pytest.mark.spark
 
 LOOPS = ("root/scc", "root/scc/reach", "root/scc/reach2", "root/cc")
-
-
-@pytest.fixture(scope="module")
-def hourly(spark):
-    """CollegeMsg in 7-day windows moving one hour per step (the demo's windows)."""
-    from ddlab.sources import load_dataset, window_batches
-
-    events = collegemsg_pandas()
-    start = int(pd.Timestamp("2004-04-15", tz="UTC").timestamp())
-    batches = window_batches(load_dataset("collegemsg", spark=spark), "7d", "1h", start=start)
-    yield events, batches
-    batches.unpersist()
 
 
 def check_references(ex, events, batches):

@@ -7,23 +7,11 @@ import networkx as nx
 import pandas as pd
 import pytest
 
-from ddlab.sources import collegemsg_pandas
 from ddlab.widgets import explore_graph
 
 from .oracles import window_edges
 
 pytestmark = pytest.mark.spark
-
-
-@pytest.fixture(scope="module")
-def hourly(spark):
-    from ddlab.sources import load_dataset, window_batches
-
-    events = collegemsg_pandas()
-    start = int(pd.Timestamp("2004-04-15", tz="UTC").timestamp())
-    batches = window_batches(load_dataset("collegemsg", spark=spark), "7d", "1h", start=start)
-    yield events, batches
-    batches.unpersist()
 
 
 def scc_component_of(edges: pd.DataFrame, node) -> int | None:
