@@ -174,3 +174,12 @@ def wait_for(page, script: str, timeout_s: float, what: str):
         page.wait_for_timeout(200)
     raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what}")
 
+
+#: JS: whether the open notebook's kernel is idle (read from JupyterLab itself, which the lab
+#: fixture starts with --expose-app-in-browser)
+KERNEL_IDLE = """() => {
+  const nb = window.jupyterapp && window.jupyterapp.shell.currentWidget;
+  const kernel = nb && nb.sessionContext && nb.sessionContext.session && nb.sessionContext.session.kernel;
+  return !!(kernel && kernel.status === 'idle' && nb.context.isReady);
+}"""
+

@@ -24,18 +24,13 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from .conftest import wait_for as _wait  # noqa: E402
+from .conftest import KERNEL_IDLE as _KERNEL_IDLE, wait_for as _wait  # noqa: E402
 
 NOTEBOOK = os.environ.get("DDLAB_UI_NOTEBOOK", "demo.ipynb")
 PLOTS = ("ddlab-iterations", "ddlab-lattice", "ddlab-latency")
 RUN_TIMEOUT_S = 300  # Spark's start, the window batches and the first epochs, on a busy machine
 
 # JS: the open notebook's state, read from JupyterLab itself (--expose-app-in-browser).
-_KERNEL_IDLE = """() => {
-  const nb = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = nb && nb.sessionContext && nb.sessionContext.session && nb.sessionContext.session.kernel;
-  return !!(kernel && kernel.status === 'idle' && nb.context.isReady);
-}"""
 _RUN_STATE = """() => {
   const nb = window.jupyterapp.shell.currentWidget;
   const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;

@@ -17,15 +17,10 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from .conftest import wait_for as _wait  # noqa: E402
+from .conftest import KERNEL_IDLE as _KERNEL_IDLE, wait_for as _wait  # noqa: E402
 
 RUN_TIMEOUT_S = 180
 
-_KERNEL_IDLE = """() => {
-  const nb = window.jupyterapp && window.jupyterapp.shell.currentWidget;
-  const kernel = nb && nb.sessionContext && nb.sessionContext.session && nb.sessionContext.session.kernel;
-  return !!(kernel && kernel.status === 'idle' && nb.context.isReady);
-}"""
 # Errors include IPython's UsageError, which a magic prints on stderr instead of raising.
 _RUN_STATE = """() => {
   const nb = window.jupyterapp.shell.currentWidget;
