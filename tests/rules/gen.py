@@ -226,14 +226,17 @@ def programs(draw, max_levels: int = 3):
             if kind in ("min", "max"):
                 aggregate[name] = (1, kind)
             n_rules = draw(st.integers(1, 3))
-            for _ in range(n_rules):
-                rules.append(draw(_rule(name, arity, lower, same, kind, 1)))
+            for i in range(n_rules):
+                # a min/max relation's first rule aggregates in its head (the others may give
+                # plain candidates): with only plain candidates the text would declare no
+                # aggregate while the oracle applied one
+                rules.append(draw(_rule(name, arity, lower, same, kind, 1, plain_ok=i > 0)))
         levels.append(names)
     return GProgram(arity, levels, rules, aggregate)
 
 
 @st.composite
-def _rule(draw, head, arity, lower, same, kind, agg_pos):
+def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
     sources = lower + same
     n_pos = draw(st.integers(1, 3))
     positive = []
@@ -280,7 +283,7 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos):
         # min of growing candidates / max of shrinking ones: converges inside recursion
         step = draw(st.integers(0, 2)) if recursive else draw(st.integers(-2, 2))
         expr = GExpr(v, step if kind == "min" else -step)
-        if draw(st.integers(0, 3)) == 0 and not recursive:
+        if plain_ok and draw(st.integers(0, 3)) == 0 and not recursive:
             head_args = (g, draw(st.integers(0, M - 1)))       # a plain candidate rule
         else:
             head_args = (g, ("agg", kind, expr))
