@@ -14,7 +14,7 @@ _EXPORTS = {
     "SparkUnavailable": "session", "get_spark": "session", "build_session": "session",
     "stop_spark": "session", "spark_status": "session", "check_java": "session",
     "spark_target": "session", "is_connect": "session", "require_pyspark": "session",
-    "spark_log_path": "session", "spark_running": "session",
+    "spark_log_path": "session", "spark_running": "session", "start_spark": "session",
     # loaders.py
     "load_events": "loaders", "LoadResult": "loaders", "LoadReport": "loaders", "LoadError": "loaders",
     # timeparse.py
@@ -28,11 +28,12 @@ _EXPORTS = {
     # labels.py
     "travian_alliances": "labels", "travian_messages_by_alliance": "labels",
     # window_cache.py
-    "cached_windows": "window_cache", "StoredWindows": "window_cache",
+    "cached_windows": "window_cache", "StoredWindows": "window_cache", "windows_cached": "window_cache",
     "dataset_files": "window_cache", "cache_dir": "window_cache",
     # windows.py
     "window_batches": "windows", "WindowBatches": "windows", "events_in_window": "windows",
     "to_seconds": "windows", "format_duration": "windows", "format_span": "windows",
+    "window_updates": "windows", "WindowPlan": "windows",
     # records.py
     "records_with_diff": "records", "collect_records": "records",
     # feed.py
@@ -64,12 +65,13 @@ if TYPE_CHECKING:  # pragma: no cover
                            dataset_names, load_dataset, shared_data_dir, travian, twitter24h)
     from .feed import WindowFeed
     from .labels import travian_alliances, travian_messages_by_alliance
-    from .window_cache import StoredWindows, cache_dir, cached_windows, dataset_files
+    from .window_cache import (StoredWindows, cache_dir, cached_windows, dataset_files,
+                               windows_cached)
     from .loaders import LoadError, LoadReport, LoadResult, load_events
     from .records import collect_records, records_with_diff
     from .session import (SparkUnavailable, build_session, check_java, get_spark, is_connect,
                           require_pyspark, spark_log_path, spark_running, spark_status,
-                          spark_target, stop_spark)
+                          spark_target, start_spark, stop_spark)
     from .timeparse import detect_time_format, strftime_to_spark
-    from .windows import (WindowBatches, events_in_window, format_duration, format_span, to_seconds,
-                          window_batches)
+    from .windows import (WindowBatches, WindowPlan, events_in_window, format_duration,
+                          format_span, to_seconds, window_batches, window_updates)

@@ -53,6 +53,9 @@ class LoadReport:
     time_format_detected: bool = False
     id_type: str = ""
     columns: dict[str, str] = field(default_factory=dict)
+    #: The loaded rows' earliest and latest ``time`` (unix seconds); ``None`` when none loaded.
+    #: Counted in the same job as the rows, so windowing needs no job of its own to find it.
+    time_range: tuple[int, int] | None = None
 
     @property
     def malformed_total(self) -> int:
@@ -71,6 +74,8 @@ class LoadReport:
             f"  time format {self.time_format!r} ({how}); ids {self.id_type}; columns "
             + ", ".join(f"{k}<-{v}" for k, v in self.columns.items()),
         ]
+        if self.time_range is not None:
+            lines[0] += f"; times {self.time_range[0]:,}..{self.time_range[1]:,}"
         if self.malformed:
             lines.append("  skipped: " + ", ".join(f"{r} {n:,}" for r, n in sorted(self.malformed.items())))
             for ex in self.examples:
@@ -94,7 +99,14 @@ class LoadReport:
             time_format_detected=self.time_format_detected,
             id_type=self.id_type,
             columns=self.columns,
+            time_range=_union_range(self.time_range, other.time_range),
         )
+
+
+def _union_range(a, b):
+    if a is None or b is None:
+        return a if b is None else b
+    return min(a[0], b[0]), max(a[1], b[1])
 
 
 class LoadResult(NamedTuple):
@@ -170,8 +182,9 @@ def _read(spark, source, fmt, columns, header, sep, options):
         reader = spark.read.option("sep", sep).options(**opts)
         if columns:
             names = list(columns)
-        else:  # the header (or the first line's width): one tiny job
-            names = reader.option("header", bool(header)).csv(paths).columns
+        else:  # the header read here when it is plain, else (or the first line's width) on Spark
+            names = (_local_header(paths, sep) if header and not opts else None) \
+                or reader.option("header", bool(header)).csv(paths).columns
         schema = T.StructType([T.StructField(n, T.StringType()) for n in names]
                               + [T.StructField(_CORRUPT, T.StringType())])
         df = (
@@ -187,6 +200,33 @@ def _read(spark, source, fmt, columns, header, sep, options):
     if fmt == "parquet":
         return _rename(spark.read.options(**opts).parquet(*paths), columns), None, True, name, "parquet"
     raise LoadError(f"unknown format {fmt!r}: use 'csv', 'json', 'parquet' or 'sql'")
+
+
+def _local_header(paths: list[str], sep: str) -> list[str] | None:
+    """The header of a local CSV file (plain, gzip or bz2), read without a Spark job (a cold
+    JVM's first job costs seconds), or ``None`` when Spark must decide: a remote path, a glob,
+    a folder, a byte-order mark, an empty, duplicate or quoted-over-lines name."""
+    import bz2
+    import csv
+    import gzip
+
+    first = paths[0]
+    if len(paths) != 1 or "://" in first or any(ch in first for ch in "*?[") \
+            or not os.path.isfile(first):
+        return None
+    opener = {".gz": gzip.open, ".bz2": bz2.open}.get(Path(first).suffix.lower(), open)
+    if opener is open and Path(first).suffix.lower().lstrip(".") in _COMPRESSION:
+        return None
+    try:
+        with opener(first, "rt", encoding="utf-8", newline="") as fh:
+            line = fh.readline()
+    except (OSError, UnicodeDecodeError, EOFError):
+        return None
+    names = next(csv.reader([line.rstrip("\r\n")], delimiter=sep), [])
+    if not names or any(not n for n in names) or len(set(names)) != len(names) \
+            or line.count('"') % 2 or line.startswith("\ufeff"):
+        return None
+    return names
 
 
 def _rename(df, columns):
@@ -261,7 +301,7 @@ def load_events(
     time_format = _time_format(raw, mapping["time"], cols.dtypes, time_format, described)
     flagged, int_ids = _flag_rows(raw, corrupt, from_files, described, read_as, mapping, cols,
                                   time_format, time_range, ids, sep)
-    counts, id_type = _count_reasons(flagged, mapping, cols, ids, int_ids)
+    counts, id_type, loaded_range = _count_reasons(flagged, mapping, cols, ids, int_ids)
     malformed = {k: v for k, v in counts.items() if k is not None}
     examples = _examples(flagged, max_examples) if malformed else []
     df = flagged.where(cols.F.col("_reason").isNull()).select(
@@ -276,6 +316,7 @@ def load_events(
         time_format_detected=detected,
         id_type=id_type,
         columns={role: col for role, col in mapping.items()},
+        time_range=loaded_range,
     )
     return LoadResult(df, report)
 
@@ -368,20 +409,25 @@ def _flag_rows(raw, corrupt, from_files, described, read_as, mapping, cols: _Col
 
 
 def _count_reasons(flagged, mapping, cols: _Columns, ids, int_ids):
-    """``(rows per reason, id type)`` in one job: with ``ids="auto"`` on text ids it also
-    counts the good rows whose ids are not integers."""
+    """``(rows per reason, id type, time range of the good rows)`` in one job: with
+    ``ids="auto"`` on text ids it also counts the good rows whose ids are not integers."""
     F = cols.F
     s, d = mapping["src"], mapping["dst"]
     check_ints = ids == "auto" and not int_ids
     nonint = (cols.long(s).isNull() | cols.long(d).isNull()).cast("long") if check_ints else F.lit(0).cast("long")
-    stats = flagged.groupBy("_reason").agg(F.count(F.lit(1)).alias("n"), F.sum(nonint).alias("nonint")).collect()
+    stats = flagged.groupBy("_reason").agg(
+        F.count(F.lit(1)).alias("n"), F.sum(nonint).alias("nonint"),
+        F.min(F.col("_t").cast("long")).alias("lo"), F.max(F.col("_t").cast("long")).alias("hi"),
+    ).collect()
     counts = {r["_reason"]: int(r["n"]) for r in stats}
+    good = [r for r in stats if r["_reason"] is None and r["lo"] is not None]
+    loaded_range = (int(good[0]["lo"]), int(good[0]["hi"])) if good else None
     if ids == "auto":
         good_nonint = sum(int(r["nonint"] or 0) for r in stats if r["_reason"] is None)
         id_type = "long" if int_ids or good_nonint == 0 else "string"
     else:
         id_type = ids
-    return counts, id_type
+    return counts, id_type, loaded_range
 
 
 def _examples(flagged, max_examples: int) -> list[dict[str, str]]:

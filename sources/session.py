@@ -360,6 +360,22 @@ def get_spark(master: str | None = None, remote: str | None = None, config: dict
         return _shared
 
 
+def start_spark() -> threading.Thread:
+    """Start the shared session in a background thread and return at once: a caller with
+    other work to do (imports, loading compiled kernels) does it while the JVM boots.  The
+    next :func:`get_spark` waits for that start; if it failed, it tries again and raises
+    the error there."""
+    def boot():
+        try:
+            get_spark()
+        except Exception:   # reported by the get_spark() that needs the session
+            pass
+
+    thread = threading.Thread(target=boot, name="ddlab-spark-start", daemon=True)
+    thread.start()
+    return thread
+
+
 def stop_spark() -> None:
     """Stop the shared session (if any); the next :func:`get_spark` starts a fresh one."""
     global _shared, _shared_target

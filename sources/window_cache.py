@@ -28,7 +28,7 @@ import pandas as pd
 
 from .windows import format_duration, to_seconds
 
-__all__ = ["StoredWindows", "cached_windows", "dataset_files", "cache_dir", "CACHE_FORMAT"]
+__all__ = ["StoredWindows", "cached_windows", "windows_cached", "dataset_files", "cache_dir", "CACHE_FORMAT"]
 
 #: Bumped whenever what is stored (or how batches are computed) changes meaning.
 CACHE_FORMAT = 1
@@ -146,6 +146,23 @@ def _key(name, files, width, step, start, multigraph, variant, load_kwargs) -> t
     return digest, material
 
 
+def _target(name, path, width_s, step_s, start, multigraph, variant, load_kwargs):
+    files = dataset_files(name, path)
+    digest, material = _key(name, files, width_s, step_s, start, multigraph, variant,
+                            load_kwargs)
+    return cache_dir() / "windows" / (
+        f"{name}-{format_duration(width_s)}-{format_duration(step_s)}-{digest}.parquet"), material
+
+
+def windows_cached(name: str, width, step, *, path=None, start: int | None = None,
+                   multigraph: bool = False, variant: str = "", **load_kwargs) -> bool:
+    """Whether :func:`cached_windows` with these arguments would read the cache (so a
+    caller knows before asking whether Spark will be needed)."""
+    target, _ = _target(name, path, to_seconds(width), to_seconds(step), start, multigraph,
+                        variant, load_kwargs)
+    return target.exists()
+
+
 def cached_windows(name: str, width, step, *, path=None, start: int | None = None,
                    multigraph: bool = False,
                    prepare: Callable | None = None, variant: str = "", cache: bool = True,
@@ -160,11 +177,8 @@ def cached_windows(name: str, width, step, *, path=None, start: int | None = Non
     :class:`ddlab.widgets.Progress`) to say what is happening.
     """
     width_s, step_s = to_seconds(width), to_seconds(step)
-    files = dataset_files(name, path)
-    digest, material = _key(name, files, width_s, step_s, start, multigraph, variant,
-                            load_kwargs)
-    target = cache_dir() / "windows" / (
-        f"{name}-{format_duration(width_s)}-{format_duration(step_s)}-{digest}.parquet")
+    target, material = _target(name, path, width_s, step_s, start, multigraph, variant,
+                               load_kwargs)
     say = progress.phase if progress is not None else (lambda text: None)
     if cache and target.exists():
         say(f"reading the {format_duration(width_s)} windows of {name} from the cache")
@@ -174,29 +188,26 @@ def cached_windows(name: str, width, step, *, path=None, start: int | None = Non
             pass
     from .datasets import load_dataset
     from .session import get_spark
-    from .windows import window_batches
+    from .windows import window_updates
 
     say("starting Spark (the JVM's first start takes a while)")
     session = spark or get_spark()
     say(f"loading {name} on Spark")
     events = load_dataset(name, path=path, spark=session, **load_kwargs)
-    df = events.df
-    if prepare is not None:
-        df = prepare(df)
-    # kept on Spark while it is windowed: the window's range and its batches are two jobs
-    # over the same events, which would otherwise parse the files twice
-    df = df.cache()
+    # Two jobs on a cold JVM (each costs seconds there): the loader's count, which also finds
+    # the time range, and the windowing, fetched in one go.  A `prepare`d table's range is
+    # unknown: one more job finds it, over the table kept on Spark meanwhile.
+    source_events = events if prepare is None else prepare(events.df).cache()
     say(f"cutting every {format_duration(width_s)} window position's changes "
         f"(step {format_duration(step_s)}) on Spark")
-    batches = window_batches(df, width_s, step_s, multigraph=multigraph, start=start,
-                             spark=session)
-    say("fetching the window batches")
-    frame = batches.df.toArrow().to_pandas()   # in any order: StoredWindows sorts by step
-    batches.unpersist()
-    df.unpersist()
+    plan = window_updates(source_events, width_s, step_s, multigraph=multigraph, start=start,
+                          spark=session)
+    frame = plan.updates.toArrow().to_pandas()   # in any order: StoredWindows sorts by step
+    if prepare is not None:
+        source_events.unpersist()
     source = f"{name} ({events.report.rows_loaded:,} events)"
-    stored = StoredWindows(frame, origin=batches.origin, width=batches.width, step=batches.step,
-                           steps=batches.steps, multigraph=multigraph, columns=batches.columns,
+    stored = StoredWindows(frame, origin=plan.origin, width=plan.width, step=plan.step,
+                           steps=plan.steps, multigraph=multigraph, columns=plan.columns,
                            source=source, stored="computed on Spark just now")
     if cache:
         _write(target, stored, material)

@@ -21,14 +21,15 @@ from __future__ import annotations
 import bisect
 from collections import OrderedDict
 from datetime import timedelta
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
 
 from .session import require_pyspark
 
-__all__ = ["WindowBatches", "window_batches", "to_seconds", "events_in_window", "format_duration",
-           "format_span"]
+__all__ = ["WindowBatches", "WindowPlan", "window_batches", "window_updates", "to_seconds",
+           "events_in_window", "format_duration", "format_span"]
 
 
 def to_seconds(value) -> int:
@@ -249,12 +250,48 @@ def window_batches(events, width, step, *, multigraph: bool = False, start: int 
     ``multigraph=False`` deduplicates each record per window (present while any of its events is
     inside); ``True`` counts every event.  ``start``/``end`` (unix seconds): the first window's
     start (default: the first event) and a time the last window must contain (default: the last
-    event).  ``label``: include the ``label`` column in the records (default: when present).
+    event; a ``LoadResult`` knows both, so no job is spent finding them).  ``label``: include
+    the ``label`` column in the records (default: when present).
     """
+    plan = window_updates(events, width, step, multigraph=multigraph, start=start, end=end,
+                          label=label, spark=spark)
+    # Sorted within partitions, so cached column statistics let a step-range fetch skip batches.
+    # (No repartitionByRange: its sampling pass would run the whole plan twice.)
+    batches = plan.updates.sortWithinPartitions("step").cache()
+    counts = batches.groupBy("step").count().collect()  # materialises the cache: the one big job
+    sizes = np.zeros(plan.steps, dtype=np.int64)
+    for row in counts:
+        sizes[row["step"]] = row["count"]
+    return WindowBatches(
+        batches, plan.events, origin=plan.origin, width=plan.width, step=plan.step,
+        steps=plan.steps, multigraph=multigraph, columns=plan.columns, sizes=sizes,
+        rows_per_chunk=rows_per_chunk,
+    )
+
+
+class WindowPlan(NamedTuple):
+    """Every step's updates as one Spark plan (``updates``: ``step, *columns, diff``, not yet
+    run) and the geometry they were cut with."""
+
+    updates: object
+    events: object
+    origin: int
+    width: int
+    step: int
+    steps: int
+    columns: list
+
+
+def window_updates(events, width, step, *, multigraph: bool = False, start: int | None = None,
+                   end: int | None = None, label: bool | None = None, spark=None) -> WindowPlan:
+    """The plan behind :func:`window_batches` (same arguments), for a caller that fetches
+    every batch at once: running it is the only job (plus one for the time range when
+    neither ``start``/``end`` nor a ``LoadResult``'s report gives it)."""
     require_pyspark()
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
+    known = _known_range(events)
     df = _as_spark_df(events, spark)
     width, step = to_seconds(width), to_seconds(step)
     use_label = ("label" in df.columns) if label is None else bool(label)
@@ -265,11 +302,14 @@ def window_batches(events, width, step, *, multigraph: bool = False, start: int 
     if missing:
         raise ValueError(f"events need columns src, dst, time; missing {missing} (load them with load_events)")
 
-    first = df.agg(F.min("time").alias("lo"), F.max("time").alias("hi")).first()
-    if first["lo"] is None:
-        raise ValueError("no events to window")
-    origin = int(first["lo"]) if start is None else int(start)
-    last = int(first["hi"]) if end is None else int(end)
+    if start is None or end is None:
+        if known is None:
+            first = df.agg(F.min("time").alias("lo"), F.max("time").alias("hi")).first()
+            known = None if first["lo"] is None else (int(first["lo"]), int(first["hi"]))
+        if known is None:
+            raise ValueError("no events to window")
+    origin = int(known[0]) if start is None else int(start)
+    last = int(known[1]) if end is None else int(end)
     # Last position: the first k whose window reaches past `last`.
     steps = max(0, (last - origin - width) // step + 1) + 1 if last >= origin else 1
 
@@ -297,14 +337,13 @@ def window_batches(events, width, step, *, multigraph: bool = False, start: int 
     )
     if multigraph:  # merged intervals never put +1 and -1 on the same (step, record); events may
         updates = updates.groupBy("step", *columns).agg(F.sum("diff").alias("diff")).where(F.col("diff") != 0)
-    # Sorted within partitions, so cached column statistics let a step-range fetch skip batches.
-    # (No repartitionByRange: its sampling pass would run the whole plan twice.)
-    batches = updates.sortWithinPartitions("step").cache()
-    counts = batches.groupBy("step").count().collect()  # materialises the cache: the one big job
-    sizes = np.zeros(steps, dtype=np.int64)
-    for row in counts:
-        sizes[row["step"]] = row["count"]
-    return WindowBatches(
-        batches, df, origin=origin, width=width, step=step, steps=steps, multigraph=multigraph,
-        columns=columns, sizes=sizes, rows_per_chunk=rows_per_chunk,
-    )
+    return WindowPlan(updates, df, origin, width, step, steps, columns)
+
+
+def _known_range(events) -> tuple[int, int] | None:
+    """The events' time range when their load report counted it (no Spark job needed)."""
+    from .loaders import LoadResult
+
+    if isinstance(events, LoadResult):
+        return events.report.time_range
+    return None

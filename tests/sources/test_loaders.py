@@ -106,3 +106,42 @@ def test_clear_errors(spark, tmp_path):
         load_events(str(path))
     with pytest.raises(LoadError, match="file not found"):
         load_events(str(tmp_path / "missing.csv"), src="a", dst="b", time="t")
+
+
+def test_report_time_range_is_the_loaded_rows_min_and_max(spark, tmp_path):
+    """Counted in the loader's one job (windowing then needs no job to find it): only the
+    rows kept count, a skipped row's time does not."""
+    path = tmp_path / "t.csv"
+    path.write_text("s,d,t\n1,2,100\n3,4,50\n,5,10\n6,7,900\n8,9,oops\n")
+    df, report = load_events(str(path), src="s", dst="d", time="t", time_format="unix")
+    times = df.toPandas()["time"]
+    assert report.time_range == (int(times.min()), int(times.max())) == (50, 900)
+    assert "times 50..900" in repr(report)
+    empty = tmp_path / "none.csv"
+    empty.write_text("s,d,t\n,1,5\n")
+    assert load_events(str(empty), src="s", dst="d", time="t", time_format="unix").report.time_range is None
+    merged = report.merge(load_events(str(path), src="s", dst="d", time="t",
+                                      time_format="unix", time_range=(60, None)).report)
+    assert merged.time_range == (50, 900)
+
+
+@pytest.mark.parametrize("text", [
+    "who;whom;when\n1;2;5\n",                 # another separator
+    '"who","whom","when"\n1,2,5\n',           # quoted names
+    "who,whom,who\n1,2,5\n",                  # a duplicate name: Spark's renaming decides
+    "\ufeffwho,whom,when\n1,2,5\n",           # a byte-order mark: Spark decides
+    "who,,when\n1,2,5\n",                     # an empty name: Spark decides
+])
+def test_header_read_without_spark_names_what_spark_names(spark, tmp_path, text):
+    from ddlab.sources.loaders import _local_header
+
+    sep = ";" if ";" in text else ","
+    for name, opener in (("h.csv", open), ("h.csv.gz", gzip.open)):
+        path = tmp_path / name
+        with opener(path, "wt", encoding="utf-8") as fh:
+            fh.write(text)
+        local = _local_header([str(path)], sep)
+        spark_names = spark.read.option("sep", sep).option("header", True).csv(str(path)).columns
+        assert local is None or local == spark_names, (name, local, spark_names)
+        if text.startswith(("who;", '"who"')):
+            assert local == ["who", "whom", "when"]

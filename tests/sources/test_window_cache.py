@@ -70,3 +70,13 @@ def test_cached_windows_are_sparks_batches_and_are_read_back(spark, cache):
 def test_no_cache_leaves_no_file(spark, cache):
     got = cached_windows("collegemsg", "30d", "10d", cache=False, spark=spark)
     assert got.steps > 0 and not (cache / "windows").exists()
+
+
+def test_windows_cached_says_whether_the_cache_answers(spark, cache):
+    from ddlab.sources import windows_cached
+
+    assert not windows_cached("collegemsg", "30d", "15d", start=START)
+    cached_windows("collegemsg", "30d", "15d", start=START, spark=spark)
+    assert windows_cached("collegemsg", "30d", "15d", start=START)
+    assert not windows_cached("collegemsg", "30d", "15d")          # another start
+    assert not windows_cached("collegemsg", "30d", "15d", start=START, variant="x")

@@ -35,6 +35,30 @@ def test_small_example_exact_batches(spark):
     assert [as_dict(b) for b in cut] == [{(2, 3): 1}, {(2, 3): -1}]
 
 
+def test_a_load_result_windows_with_its_reported_range_and_no_job_of_its_own(spark, tmp_path):
+    """The loader's report carries the time range, so windowing a LoadResult spends no job
+    finding it; the batches equal those of the bare DataFrame (whose range is computed)."""
+    from ddlab.sources import load_events, window_updates
+
+    path = tmp_path / "e.csv"
+    path.write_text("s,d,t\n1,2,0\n1,2,5\n2,3,12\n1,2,25\n3,4,31\n")
+    loaded = load_events(str(path), src="s", dst="d", time="t", time_format="unix")
+    assert loaded.report.time_range == (0, 31)
+    jobs = spark.sparkContext.statusTracker()
+    spark.sparkContext.setJobGroup("ddlab-range", "window_updates on a LoadResult")
+    try:
+        plan = window_updates(loaded, 10, 5)
+        assert list(jobs.getJobIdsForGroup("ddlab-range")) == []
+    finally:
+        spark.sparkContext.setJobGroup("", "")
+    assert (plan.origin, plan.steps) == (0, 6)
+    with_report = window_batches(loaded, 10, 5)
+    bare = window_batches(loaded.df, 10, 5)
+    assert (with_report.steps, with_report.origin) == (bare.steps, bare.origin)
+    assert [as_dict(b) for b in with_report] == [as_dict(b) for b in bare] == [
+        {(1, 2): 1}, {(2, 3): 1}, {(1, 2): -1}, {(2, 3): -1}, {(1, 2): 1}, {(3, 4): 1}]
+
+
 def test_labels_are_part_of_the_record(spark):
     events = pd.DataFrame({"src": [1, 1, 1], "dst": [2, 2, 2], "time": [0, 1, 2], "label": ["m", "r", "m"]})
     wb = window_batches(events, width=10, step=5)
