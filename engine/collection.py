@@ -39,6 +39,12 @@ class Collection:
         return f"<Collection {self.op.label} in {self.scope.path}{cols}>"
 
     @property
+    def holds_set(self) -> bool:
+        """Whether every record's multiplicity is known to be 0 or 1 (a ``distinct``, an
+        input made with ``distinct=True``), so a consumer needing a set can use it as is."""
+        return bool(getattr(self.op, "holds_set", False))
+
+    @property
     def name(self) -> str:
         """The name of the operator producing this collection (e.g. ``"edges"``, ``"min"``)."""
         return self.op.name
@@ -356,7 +362,9 @@ class Collection:
         >>> once.to_dict()
         {1: 1, 2: 1}
         """
-        return self._reduce(agg.DISTINCT, WHOLE_RECORD, name=name, columns=self.columns)
+        out = self._reduce(agg.DISTINCT, WHOLE_RECORD, name=name, columns=self.columns)
+        out.op.holds_set = True
+        return out
 
     def threshold(self, fn: Callable, name: str | None = None) -> "Collection":
         """Every record with multiplicity ``fn(multiplicity)`` (numpy-vectorised ``fn``).

@@ -103,8 +103,14 @@ class Dataflow:
         attempt's number, which restarts every operator's row budget (``budget.py``)."""
         return self._step_serial
 
-    def input(self, name: str, columns: list[str] | None = None) -> InputCollection:
+    def input(self, name: str, columns: list[str] | None = None, *,
+              distinct: bool = False) -> InputCollection:
         """A new input collection; ``columns`` names (and fixes the number of) its fields.
+
+        ``distinct=True`` makes it a set: a step that would give a record a multiplicity
+        other than 0 or 1 is refused (:class:`InputError` naming the record; the epoch rolls
+        back).  Consumers that need a set (``ddlab.rules``) then skip their own ``distinct``
+        of it; a simple graph's window feed is a set.
 
         >>> flow = Dataflow()
         >>> edges = flow.input("edges", columns=["src", "dst"])
@@ -113,7 +119,7 @@ class Dataflow:
         """
         if name in self._inputs:
             raise DataflowError(f"input {name!r} already exists in {self.name!r}")
-        inp = InputCollection(Input(self.root, name), columns)
+        inp = InputCollection(Input(self.root, name, distinct=distinct), columns)
         self._inputs[name] = inp
         return inp
 

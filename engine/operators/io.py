@@ -1,8 +1,11 @@
 """Where data enters and leaves: inputs, materialized views, subscriptions."""
 from __future__ import annotations
 
-from ..batch import Batch, concat_batches
-from ..columns import decode_rows
+import numpy as np
+
+from ..batch import Batch, concat_batches, consolidate
+from ..columns import decode_rows, key_code
+from ..errors import InputError
 from ..trace import Trace
 from .base import Operator
 
@@ -13,23 +16,53 @@ class Input(Operator):
 
     kind = "input"
 
-    def __init__(self, scope, name):
+    def __init__(self, scope, name, distinct: bool = False):
         super().__init__(scope, [], name)
         self.pending: list[Batch] = []
         self.kinds: tuple | None = None
-        #: the accumulated contents (compacted like any trace), kept for checkpoints
+        #: a set input: every record's multiplicity stays 0 or 1 (checked at each epoch)
+        self.holds_set = bool(distinct)
+        #: the accumulated contents (compacted like any trace), kept for checkpoints and for
+        #: checking a set input
         self.log = Trace(1, 1, self.flow, name=f"{self.label} contents") \
-            if self.flow.retain_inputs else None
+            if self.flow.retain_inputs or self.holds_set else None
 
     def flush(self, epoch: int) -> None:
         batch = concat_batches(self.pending, self.label)
         self.pending = []
         if batch is not None:
             self._emitted = 0
+            if self.holds_set:
+                self._check_set(epoch, batch.consolidate())
             if self.log is not None:
                 self.log.insert((epoch,), batch.consolidate())
             self.emit((epoch,), batch)
             self.flow.record_run(self, (epoch,), len(batch), self._emitted, 0.0)
+
+    def _check_set(self, epoch: int, batch: Batch) -> None:
+        """Refuse an epoch that would give a record of a set input a multiplicity other than
+        0 or 1: its earlier accumulation (looked up by key in the contents) plus this epoch's
+        net change, consolidated, must leave every touched record at exactly 1 (or gone)."""
+        if not len(batch):
+            return
+        cols, diffs = list(batch.cols), batch.diffs
+        if self.log.kinds is not None and len(self.log):
+            codes = np.unique(key_code(batch.cols, batch.kinds, 1))
+            before, weights, _, _ = self.log.accumulate_until(codes, (epoch,))
+            if len(weights):
+                cols = [np.concatenate([b, c]) for b, c in zip(before, cols)]
+                diffs = np.concatenate([weights, diffs])
+        cols, diffs = consolidate(cols, diffs)
+        bad = np.flatnonzero(diffs != 1)
+        if len(bad):
+            i = int(bad[0])
+            record = decode_rows([c[i:i + 1] for c in cols], batch.kinds, self.flow.interner)[0]
+            raise InputError(
+                f"input {self.name!r} holds a set (distinct=True): epoch {epoch} would give "
+                f"record {record!r} multiplicity {int(diffs[i])}"
+                + (f" (and {len(bad) - 1} more record(s))" if len(bad) > 1 else "")
+                + "; a set's record is in it once or not at all: insert what is absent, "
+                  "remove what is present")
 
     def snapshot(self):
         return (list(self.pending), self.kinds,

@@ -197,6 +197,8 @@ class Compiler:
         coll = parts[0] if len(parts) == 1 else self._made(
             parts[0].concat(*parts[1:], name=self._name("union")))
         if rel.aggregate is None:
+            if len(parts) == 1 and coll.holds_set:   # e.g. an input made with distinct=True
+                return coll
             return self._made(coll.distinct(name=self._name("")))
         pos, func = rel.aggregate
         if func in ("count", "sum"):

@@ -103,3 +103,28 @@ def test_differences_and_explain_name_rules_and_relations():
     assert "r2  p(x, z) :- p(x, y), e(y, z)." in text and "join e(y, z) on y" in text
     labels = set(flow.stats(0)["operator"])
     assert any(label.startswith("r2 p: join e#") for label in labels)
+
+
+def test_a_set_input_is_read_without_a_distinct_and_gives_the_same_answers():
+    """An input made with ``distinct=True`` is a set already: the compiled program reads it
+    as is (one reduce fewer per epoch); a plain input gets its ``distinct``."""
+    text = """
+    .input edge(src, dst) from edges
+    reach(x, y) :- edge(x, y).
+    reach(x, z) :- reach(x, y), edge(y, z).
+    .output reach
+    """
+    views, reduces = {}, {}
+    for sets in (False, True):
+        flow = ddlab.Dataflow()
+        edges = flow.input("edges", columns=["src", "dst"], distinct=sets)
+        program = ddlab.rules(text, {"edges": edges})
+        views[sets] = (flow, edges, program["reach"].view())
+        reduces[sets] = sum(1 for op in flow.operators if op.kind == "reduce")
+    assert reduces[True] == reduces[False] - 1
+    for ups in ([((1, 2), 1), ((2, 3), 1), ((3, 1), 1)], [((2, 3), -1)], [((2, 3), 1), ((1, 2), -1)]):
+        for flow, edges, _ in views.values():
+            edges.update(ups)
+            flow.step()
+        assert views[True][2].to_dict() == views[False][2].to_dict()
+    assert views[True][2].to_dict() == {(2, 3): 1, (2, 1): 1, (3, 1): 1}
