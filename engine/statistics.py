@@ -127,6 +127,15 @@ class Statistics:
         the Naiad report's Figures 14-15.  Columns ``epoch, iteration, updates`` (plus
         ``operator`` with ``by_operator``), sorted; a prioritized loop's iteration is the
         iteration part of its ``(priority, iteration)`` coordinate."""
+        cells = self.lattice_cells(loop, epochs, by_operator=by_operator)
+        columns = ["epoch", "iteration"] + (["operator"] if by_operator else []) + ["updates"]
+        # sorted here, not with DataFrame.sort_values: the explorer asks for one epoch's few
+        # cells on every move, where pandas' sort cost 1.6 ms (a fifth of the move's widgets)
+        return pd.DataFrame([k + (v,) for k, v in sorted(cells.items())], columns=columns)
+
+    def lattice_cells(self, loop: str, epochs=None, *, by_operator: bool = False) -> dict:
+        """:meth:`lattice` as a dict ``{(epoch, iteration[, operator]): updates}`` (unsorted):
+        what a live plot reads on every move without building a DataFrame."""
         depth = loop.count("/")  # "root/cc" -> the loop's coordinate is time[1]
         prefix = loop + "/"
         cells: dict[tuple, int] = {}
@@ -141,10 +150,7 @@ class Statistics:
             if by_operator:
                 key += (op.label,)
             cells[key] = cells.get(key, 0) + n_out
-        columns = ["epoch", "iteration"] + (["operator"] if by_operator else []) + ["updates"]
-        # sorted here, not with DataFrame.sort_values: the explorer asks for one epoch's few
-        # cells on every move, where pandas' sort cost 1.6 ms (a fifth of the move's widgets)
-        return pd.DataFrame([k + (v,) for k, v in sorted(cells.items())], columns=columns)
+        return cells
 
     def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback
@@ -159,6 +165,22 @@ class Statistics:
         pair); for a plain loop ``iteration`` equals that coordinate.  ``with_empty=False``
         lists only the iterations whose feedback carried something, by position (an empty
         iteration between two busy ones then closes up and later ones shift)."""
+        coords, per_time, kind = self._loop_times(epoch, loop, with_empty)
+        if not with_empty:
+            return pd.DataFrame({"iteration": range(len(coords)),
+                                 "records": [per_time[c] for c in coords]})
+        return pd.DataFrame({"iteration": range(len(coords)),
+                             "time": [display_time((c,), (kind,))[0] for c in coords],
+                             "records": [per_time.get(c, 0) for c in coords]})
+
+    def loop_difference_records(self, epoch: int, loop: str) -> list[int]:
+        """:meth:`loop_differences`' ``records`` column as a list (empty iterations
+        included), without a DataFrame: the explorer's plot reads it on every move."""
+        coords, per_time, _ = self._loop_times(epoch, loop, True)
+        return [per_time.get(c, 0) for c in coords]
+
+    def _loop_times(self, epoch: int, loop: str, with_empty: bool):
+        """``(the loop coordinates listed, records per coordinate, the coordinate kind)``."""
         depth = loop.count("/")
         per_time: dict[int, int] = {}
         kind = None
@@ -167,13 +189,10 @@ class Statistics:
                 per_time[t[depth]] = per_time.get(t[depth], 0) + n_out
                 kind = op.scope.coordinate_kinds[depth]
         if not with_empty:
-            ordered = [per_time[c] for c in sorted(per_time)]
-            return pd.DataFrame({"iteration": range(len(ordered)), "records": ordered})
+            return sorted(per_time), per_time, kind
         last: dict[int, int] = {}  # priority class (its packed iteration 0) -> last busy coordinate
         for c in per_time:
             start = c - iteration_of(c, kind)
             last[start] = max(last.get(start, c), c)
         coords = [c for start in sorted(last) for c in range(start, last[start] + 1)]
-        return pd.DataFrame({"iteration": range(len(coords)),
-                             "time": [display_time((c,), (kind,))[0] for c in coords],
-                             "records": [per_time.get(c, 0) for c in coords]})
+        return coords, per_time, kind

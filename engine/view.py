@@ -87,10 +87,24 @@ class View:
            1    2             2
            2    3             1
         """
-        contents = self._sink.contents()
-        if contents is None:
+        data = self.to_arrays(limit)
+        if data is None:
             names = self._names(len(self.columns)) if self.columns else []
             return pd.DataFrame(columns=names + ["multiplicity"])
+        return pd.DataFrame(data)
+
+    def to_arrays(self, limit: int | None = None) -> dict | None:
+        """:meth:`to_pandas`'s columns as ``{name: numpy array}`` (``None`` when empty),
+        without building a DataFrame: what a live panel reads on every move.
+
+        >>> flow = Dataflow(); xs = flow.input("xs", columns=["x"]); v = xs.view()
+        >>> xs.insert([3, 3, 5]); _ = flow.step()
+        >>> {k: a.tolist() for k, a in v.to_arrays().items()}
+        {'x': [3, 5], 'multiplicity': [2, 1]}
+        """
+        contents = self._sink.contents()
+        if contents is None:
+            return None
         cols, kinds, mult = contents
         if limit is not None:
             cols, mult = [c[:limit] for c in cols], mult[:limit]
@@ -98,7 +112,7 @@ class View:
         data = {name: decode_column(c, k, interner)
                 for name, c, k in zip(self._names(len(cols)), cols, kinds)}
         data["multiplicity"] = mult
-        return pd.DataFrame(data)
+        return data
 
     def changes(self) -> pd.DataFrame:
         """The updates of the last completed epoch (fields and ``diff``).
@@ -119,6 +133,20 @@ class View:
                 for name, c, k in zip(self._names(batch.arity, "diff"), batch.cols, batch.kinds)}
         data["diff"] = batch.diffs
         return pd.DataFrame(data)
+
+    @property
+    def changed(self) -> bool:
+        """Whether the last completed epoch changed this view (reads no data: a live panel
+        asks it on every move before re-reading anything).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); v = xs.view(); ys = flow.input("ys")
+        >>> xs.insert([1]); _ = flow.step(); v.changed
+        True
+        >>> ys.insert([2]); _ = flow.step(); v.changed
+        False
+        """
+        batch = self._sink.epoch_changes
+        return batch is not None and len(batch) > 0
 
     def __len__(self) -> int:
         contents = self._sink.contents()

@@ -29,6 +29,7 @@ import ipywidgets as w  # noqa: E402
 
 from ddlab.engine import Collection, DataflowError, View  # noqa: E402
 
+from .batched_bokeh import batched  # noqa: E402
 from .controls import Controls  # noqa: E402
 from .iterations import IterationPlot  # noqa: E402
 from .latency import LatencyPlot  # noqa: E402
@@ -471,11 +472,13 @@ class Explorer:
         previous = self.results.count if self.moves else None
         data = self.results.update(span)
         self._offer_why()
-        work = self.iterations.update(flow, epoch, pos, span)
-        self._draw_references()
-        self.lattice.update(flow, epoch)
-        total_s = time.perf_counter() - start
-        self.latency.update(flow, epoch, pos, total_s)
+        # one patch message per plot for the whole move
+        with batched(self.iterations.widget, self.lattice.widget, self.latency.widget):
+            work = self.iterations.update(flow, epoch, pos, span)
+            self._draw_references()
+            self.lattice.update(flow, epoch)
+            total_s = time.perf_counter() - start
+            self.latency.update(flow, epoch, pos, total_s)
         self._recent.append((epoch, pos))
         if len(self._recent) > 2 * max(self.iterations.history, self.lattice.epochs):
             del self._recent[:len(self._recent) // 2]

@@ -12,7 +12,6 @@ says when they are being recomputed.  Each move streams one row into ``current``
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ._deps import require_lab
 
@@ -22,7 +21,8 @@ from bokeh.models import (ColumnDataSource, DataRange1d, FixedTicker, HoverTool,
                           LinearColorMapper, Span, Title)
 from bokeh.palettes import Greys256  # noqa: E402
 from bokeh.plotting import figure  # noqa: E402
-from jupyter_bokeh import BokehModel  # noqa: E402
+
+from .batched_bokeh import BatchedBokehModel  # noqa: E402
 
 __all__ = ["IterationPlot", "REFERENCE_COLOURS", "ZERO_Y", "plotted"]
 
@@ -35,10 +35,12 @@ _BREAK_Y = 0.75
 _TICKS = [ZERO_Y] + [10.0 ** p for p in range(0, 10)]
 
 
-def plotted(records) -> tuple[np.ndarray, np.ndarray]:
-    """``(iterations, y)`` of a per-iteration curve, zeros moved to the "0" row."""
-    y = np.asarray(records, dtype=np.float64)
-    return np.arange(len(y), dtype=np.int64), np.where(y > 0, y, ZERO_Y)
+def plotted(records) -> tuple[list[int], list[float]]:
+    """``(iterations, y)`` of a per-iteration curve, zeros moved to the "0" row.  Lists, not
+    arrays: bokeh sends an array as a binary buffer (messages of its own), a move's few
+    points go inline."""
+    ys = [float(v) if v > 0 else ZERO_Y for v in records]
+    return list(range(len(ys))), ys
 
 
 def _empty_lines() -> dict:
@@ -94,7 +96,7 @@ class IterationPlot:
         fig.legend.spacing = 0
         fig.legend.padding = 4
         self.figure = fig
-        self.widget = BokehModel(fig)
+        self.widget = BatchedBokehModel(fig)
         self.widget.add_class("ddlab-iterations")
 
     @staticmethod
@@ -106,7 +108,7 @@ class IterationPlot:
         """This loop's records in difference per iteration in ``epoch``."""
         if self.loop is None:
             return []
-        return [int(v) for v in flow.loop_differences(epoch, self.loop)["records"]]
+        return [int(v) for v in flow.statistics.loop_difference_records(epoch, self.loop)]
 
     def row(self, flow, epoch: int, position: int, window: str) -> dict:
         """The row this move streams."""
@@ -160,6 +162,9 @@ class IterationPlot:
         self.subtitle.text = f"window {window}; dashed: this window from scratch"
 
     def clear_references(self, note: str) -> None:
-        """No reference lines (they would be of another window); ``note`` says why."""
-        self.references.data = {k: [] for k in self.references.data}
-        self.subtitle.text = note
+        """No reference lines (they would be of another window); ``note`` says why.  (Only
+        what differs is set: each change is a message to the browser.)"""
+        if any(len(v) for v in self.references.data.values()):
+            self.references.data = {k: [] for k in self.references.data}
+        if self.subtitle.text != note:
+            self.subtitle.text = note

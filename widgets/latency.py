@@ -1,7 +1,8 @@
 """Latency and state per epoch: engine time and end-to-end time of each move, and the updates
 the engine retains after it (so compaction shows as a falling line): two small time series.
 
-Data: ``flow.epoch_log(last=1)`` (engine seconds, retained updates) and the explorer's own
+Data: the epoch's ``StepReport`` (``flow.statistics.report``: engine seconds, retained
+updates; one row of ``flow.epoch_log``) and the explorer's own
 clock for the end-to-end time (engine plus every panel and plot update up to this plot's own
 stream).  One ``stream`` per move into the one source both figures read.
 """
@@ -14,7 +15,8 @@ require_lab()   # one clear line, not bokeh's ModuleNotFoundError
 from bokeh.layouts import column  # noqa: E402
 from bokeh.models import ColumnDataSource, HoverTool  # noqa: E402
 from bokeh.plotting import figure  # noqa: E402
-from jupyter_bokeh import BokehModel  # noqa: E402
+
+from .batched_bokeh import BatchedBokehModel  # noqa: E402
 
 __all__ = ["LatencyPlot"]
 
@@ -50,17 +52,16 @@ class LatencyPlot:
             fig.xaxis.ticker.min_interval = 1   # epochs are whole numbers
         self.figures = (time_fig, state_fig)
         self.layout = column(time_fig, state_fig)
-        self.widget = BokehModel(self.layout)
+        self.widget = BatchedBokehModel(self.layout)
         self.widget.add_class("ddlab-latency")
 
     def row(self, flow, epoch: int, position: int, total_s: float) -> dict:
-        log = flow.epoch_log(last=1)
-        if not len(log) or int(log["epoch"].iloc[-1]) != epoch:
-            log = flow.epoch_log()
-            log = log[log["epoch"] == epoch]
-        rec = log.iloc[-1]
-        return {"epoch": [epoch], "engine_ms": [float(rec["seconds"]) * 1000.0],
-                "total_ms": [total_s * 1000.0], "retained": [int(rec["retained_updates"])],
+        report = flow.statistics.report(epoch)     # the epoch's StepReport (no DataFrame)
+        if report is None:
+            raise ValueError(f"the latency plot: epoch {epoch} is not among the flow's kept "
+                             f"statistics (epochs {flow.statistics.epochs[:1]}..)")
+        return {"epoch": [epoch], "engine_ms": [float(report.seconds) * 1000.0],
+                "total_ms": [total_s * 1000.0], "retained": [int(report.retained_updates)],
                 "position": [position]}
 
     def update(self, flow, epoch: int, position: int, total_s: float) -> None:

@@ -8,7 +8,6 @@ follows the last ``epochs`` epochs, so older epochs scroll out.
 """
 from __future__ import annotations
 
-import numpy as np
 
 from ._deps import require_lab
 
@@ -17,7 +16,8 @@ require_lab()   # one clear line, not bokeh's ModuleNotFoundError
 from bokeh.models import ColorBar, ColumnDataSource, DataRange1d, HoverTool, LogColorMapper  # noqa: E402
 from bokeh.palettes import Viridis256  # noqa: E402
 from bokeh.plotting import figure  # noqa: E402
-from jupyter_bokeh import BokehModel  # noqa: E402
+
+from .batched_bokeh import BatchedBokehModel  # noqa: E402
 
 __all__ = ["LatticePlot"]
 
@@ -31,9 +31,7 @@ class LatticePlot:
     def __init__(self, loop: str | None, *, epochs: int = 60, cells: int = 4000,
                  width: int = 480, height: int = 300):
         self.loop, self.epochs, self.cells = loop, epochs, cells
-        self.source = ColumnDataSource(data={"epoch": np.zeros(0, np.int64),
-                                             "iteration": np.zeros(0, np.int64),
-                                             "updates": np.zeros(0, np.int64),
+        self.source = ColumnDataSource(data={"epoch": [], "iteration": [], "updates": [],
                                              "operators": []})
         self.mapper = LogColorMapper(palette=list(reversed(Viridis256)), low=1, high=10)
         title = f"lattice trace: updates per (epoch, iteration) of {loop}" if loop else \
@@ -53,22 +51,18 @@ class LatticePlot:
         fig.grid.visible = False
         fig.xaxis.ticker.min_interval = 1       # epochs are whole numbers
         self.figure = fig
-        self.widget = BokehModel(fig)
+        self.widget = BatchedBokehModel(fig)
         self.widget.add_class("ddlab-lattice")
         self.high = 10
 
     def rows(self, flow, epoch: int) -> dict:
-        """This epoch's cells (from ``flow.lattice``)."""
-        if self.loop is None:
-            frame = None
-        else:
-            frame = flow.lattice(self.loop, [epoch], by_operator=True)
-        if frame is None or not len(frame):
-            return {"epoch": np.zeros(0, np.int64), "iteration": np.zeros(0, np.int64),
-                    "updates": np.zeros(0, np.int64), "operators": []}
+        """This epoch's cells (``flow.lattice``'s, read without a DataFrame)."""
+        cells = {} if self.loop is None else \
+            flow.statistics.lattice_cells(self.loop, [epoch], by_operator=True)
+        if not cells:
+            return {"epoch": [], "iteration": [], "updates": [], "operators": []}
         per: dict[int, list] = {}      # iteration -> [(updates, operator)]
-        for it, op, n in zip(frame["iteration"].tolist(), frame["operator"].tolist(),
-                             frame["updates"].tolist()):
+        for (_, it, op), n in sorted(cells.items()):
             per.setdefault(it, []).append((n, op))
         its, ups, ops = [], [], []
         for it in sorted(per):
@@ -78,8 +72,8 @@ class LatticePlot:
             shown = [f"{o} {n:,}" for n, o in cell if n]
             more = f", … {len(shown) - TOP_OPERATORS} more" if len(shown) > TOP_OPERATORS else ""
             ops.append(", ".join(shown[:TOP_OPERATORS]) + more)
-        return {"epoch": np.full(len(its), epoch, np.int64),
-                "iteration": np.asarray(its, np.int64), "updates": np.asarray(ups, np.int64),
+        # lists, not arrays: bokeh sends an array as a binary buffer, a message of its own
+        return {"epoch": [int(epoch)] * len(its), "iteration": its, "updates": ups,
                 "operators": ops}
 
     def set_loop(self, loop: str, flow, epochs) -> None:
@@ -87,19 +81,17 @@ class LatticePlot:
         self.loop = loop
         self.figure.title.text = f"lattice trace: updates per (epoch, iteration) of {loop}"
         cells = [self.rows(flow, e) for e in epochs]
-        data = {k: (np.concatenate([c[k] for c in cells]) if k != "operators"
-                    else [o for c in cells for o in c[k]])
-                for k in ("epoch", "iteration", "updates", "operators")} if cells else \
-            self.rows(flow, -1)
+        data = {k: [v for c in cells for v in c[k]]
+                for k in ("epoch", "iteration", "updates", "operators")}
         self.source.data = data
-        self.high = max(10, int(data["updates"].max()) if len(data["updates"]) else 10)
+        self.high = max([10, *data["updates"]])
         self.mapper.high = self.high
 
     def update(self, flow, epoch: int) -> None:
         rows = self.rows(flow, epoch)
-        if len(rows["epoch"]):
+        if rows["epoch"]:
             self.source.stream(rows, rollover=self.cells)
-            top = int(rows["updates"].max())
+            top = max(rows["updates"])
             if top > self.high:
                 self.high = top
                 self.mapper.high = top

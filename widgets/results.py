@@ -30,30 +30,55 @@ def component_summary(components: pd.DataFrame, top_labels: pd.DataFrame | None,
                       label_totals: pd.DataFrame | None = None) -> tuple[int, int, pd.DataFrame]:
     """``(number of components, nodes in them, the ``top`` largest)`` from the components view
     ``(node, component, multiplicity)``, the top-labels view ``(component, count, label,
-    multiplicity)`` and the label totals ``(component, total, multiplicity)``; the largest come
-    with ``size``, ``label``, ``count`` and ``total`` (the component's labelled records: the
-    top label's share is count / total) columns, ties by component id.  (numpy, not groupby:
-    this runs on every move.)"""
-    comp = components.iloc[:, 1].to_numpy() if len(components) else np.zeros(0, np.int64)
+    multiplicity)`` and the label totals ``(component, total, multiplicity)`` (each a
+    DataFrame or a view's ``to_arrays()``); the largest come with ``size``, ``label``,
+    ``count`` and ``total`` (the component's labelled records: the top label's share is
+    count / total) columns, ties by component id."""
+    count, nodes, rows = _top_rows(components, top_labels, top, label_totals)
+    return count, nodes, pd.DataFrame(rows, columns=TOP_COLUMNS)
+
+
+#: The columns of :func:`component_summary`'s top list (the fields of each panel row).
+TOP_COLUMNS = ["component", "size", "label", "count", "total"]
+
+
+def _top_rows(components, top_labels, top: int, label_totals) -> tuple[int, int, list]:
+    """:func:`component_summary` with the top list as row tuples: numpy and lists, no
+    DataFrame (the panel runs this on every move)."""
+    comp = _column(components, 1) if _rows(components) else np.zeros(0, np.int64)
     ids, sizes = np.unique(comp, return_counts=True)
     order = np.lexsort((ids, -sizes))[:top]          # largest first, then smallest id
-    largest = pd.DataFrame({"component": ids[order], "size": sizes[order]})
-    n = len(largest)
+    top_ids = ids[order].tolist()
+    n = len(top_ids)
     counts, labels, totals_of = [None] * n, [None] * n, [None] * n
-    if top_labels is not None and len(top_labels) and n:
-        where = {c: i for i, c in enumerate(largest["component"].tolist())}
-        for c, k, lab in zip(top_labels.iloc[:, 0].tolist(), top_labels.iloc[:, 1].tolist(),
-                             top_labels.iloc[:, 2].tolist()):
+    if top_labels is not None and _rows(top_labels) and n:
+        where = {c: i for i, c in enumerate(top_ids)}
+        for c, k, lab in zip(_column(top_labels, 0).tolist(), _column(top_labels, 1).tolist(),
+                             _column(top_labels, 2).tolist()):
             i = where.get(c)
             if i is not None and counts[i] is None:
                 counts[i], labels[i] = k, lab
-        if label_totals is not None and len(label_totals):
-            totals = dict(zip(label_totals.iloc[:, 0].tolist(), label_totals.iloc[:, 1].tolist()))
-            for i, c in enumerate(largest["component"].tolist()):
+        if label_totals is not None and _rows(label_totals):
+            totals = dict(zip(_column(label_totals, 0).tolist(),
+                              _column(label_totals, 1).tolist()))
+            for i, c in enumerate(top_ids):
                 if counts[i] is not None and totals.get(c):
                     totals_of[i] = int(totals[c])
-    largest["label"], largest["count"], largest["total"] = labels, counts, totals_of
-    return len(ids), int(len(comp)), largest
+    rows = list(zip(top_ids, sizes[order].tolist(), labels, counts, totals_of))
+    return len(ids), int(len(comp)), rows
+
+
+def _column(table, j: int) -> np.ndarray:
+    """Field ``j`` of a DataFrame or of a view's ``to_arrays()`` dict."""
+    if isinstance(table, dict):
+        return np.asarray(list(table.values())[j])
+    return table.iloc[:, j].to_numpy()
+
+
+def _rows(table) -> int:
+    if isinstance(table, dict):
+        return len(next(iter(table.values()))) if table else 0
+    return len(table)
 
 
 class ResultsPanel:
@@ -71,26 +96,47 @@ class ResultsPanel:
         self.widget.add_class("ddlab-results")
         self.current: list | None = None   # the top list shown now: (component, size, label, count)
         self.count = 0
+        self._summary, self._summary_epoch = None, -2   # the last component_summary, its epoch
 
     # -- reading ---------------------------------------------------------------------------
     def read(self) -> dict:
-        """What the panel shows for the flow's current state (no widget change)."""
+        """What the panel shows for the flow's current state (no widget change): ``count``,
+        ``nodes``, ``top`` (:func:`component_summary`'s DataFrame) and ``tables``."""
+        out = self._read()
+        if "top_rows" in out:
+            out["top"] = pd.DataFrame(out.pop("top_rows"), columns=TOP_COLUMNS)
+        return out
+
+    def _read(self) -> dict:
         out = {"tables": {}}
         if self.components is not None:
-            comps = self.components.to_pandas()
-            labels = self.top_labels.to_pandas() if self.top_labels is not None else None
-            totals = self.label_totals.to_pandas() if self.label_totals is not None else None
-            out["count"], out["nodes"], out["top"] = component_summary(comps, labels, self.top,
-                                                                       totals)
+            out["count"], out["nodes"], out["top_rows"] = self._component_summary()
         for name, view in self.views.items():
             out["tables"][name] = (len(view), view.to_pandas(limit=self.rows),
                                    view.changes())
         return out
 
+    def _component_summary(self):
+        """:func:`_top_rows` of the views, computed again only when one of them changed
+        since it was last (a move that changes no component costs no re-read)."""
+        watched = [v for v in (self.components, self.top_labels, self.label_totals)
+                   if v is not None]
+        epoch = self.components.epoch
+        same = epoch == self._summary_epoch or (
+            epoch == self._summary_epoch + 1 and not any(v.changed for v in watched))
+        if self._summary is None or not same:
+            comps = self.components.to_arrays() or {}
+            labels = self.top_labels.to_arrays() if self.top_labels is not None else None
+            totals = self.label_totals.to_arrays() if self.label_totals is not None else None
+            self._summary = _top_rows(comps, labels, self.top, totals)
+        self._summary_epoch = epoch
+        return self._summary
+
     # -- rendering -------------------------------------------------------------------------
     def update(self, span: str = "") -> dict:
-        """Re-read the views and render; returns what :meth:`read` gave."""
-        data = self.read()
+        """Re-read the views and render; returns what it read (as :meth:`read`, with the top
+        list as row tuples under ``top_rows`` instead of a DataFrame under ``top``)."""
+        data = self._read()
         parts = [_CSS]
         if self.components is not None:
             parts.append(self._components_html(data, span))
@@ -100,9 +146,7 @@ class ResultsPanel:
         return data
 
     def _components_html(self, data: dict, span: str) -> str:
-        top = data["top"]
-        rows = list(zip(top["component"].tolist(), top["size"].tolist(), top["label"].tolist(),
-                        top["count"].tolist(), top["total"].tolist()))
+        rows = data["top_rows"]
         before = self.current if self.current is not None else rows
         now = {r[0] for r in rows}
         entered = now - {r[0] for r in before}

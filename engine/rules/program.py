@@ -40,7 +40,9 @@ def rules(text: str, inputs: dict | None = None, *, flow=None, limit: int | None
     ``on_limit="error"`` raises :class:`~ddlab.engine.NonConvergenceError` at the step,
     ``"partial"`` gives what ``limit`` rounds of the rules derive.  ``flow`` is needed only
     when there are no inputs (facts alone).  Errors in the text raise a
-    :class:`~.errors.RulesError` before anything is built.
+    :class:`~.errors.RulesError` before anything is built.  An input read whole that holds
+    a set already (``flow.input(..., distinct=True)``, checked by the engine) is read
+    without the ``distinct`` that makes any other input a set.
 
     >>> from ddlab import Dataflow
     >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])

@@ -76,6 +76,7 @@ def test_with_empty_matches_from_scratch_differences(seed):
         expected = _difference_curve(current, new, 40)
         full = flow.loop_differences(epoch, "root/cc", with_empty=True)
         assert full["records"].tolist() == expected
+        assert flow.statistics.loop_difference_records(epoch, "root/cc") == expected
         assert full["time"].tolist() == full["iteration"].tolist() == list(range(len(expected)))
         busy = flow.loop_differences(epoch, "root/cc", with_empty=False)
         assert busy["records"].tolist() == [r for r in expected if r]
@@ -103,6 +104,7 @@ def test_prioritized_loop_lists_each_class_up_to_its_last_busy_iteration():
     full = flow.loop_differences(0, loop, with_empty=True)
     busy = flow.loop_differences(0, loop, with_empty=False)
     assert [r for r in full["records"] if r] == busy["records"].tolist()
+    assert flow.statistics.loop_difference_records(0, loop) == full["records"].tolist()
     stats = flow.stats(0)
     fed = {}
     for t, out in zip(stats[(stats.kind == "feedback") & (stats.scope == loop)].time,

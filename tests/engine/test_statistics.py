@@ -36,6 +36,9 @@ def test_lattice_sums_the_loop_operators_output_per_epoch_and_iteration():
         by_op = flow.lattice(loop, epochs=[3], by_operator=True)
         assert by_op.groupby(["epoch", "iteration"]).updates.sum().to_dict() == {
             k: v for k, v in expected.items() if k[0] == 3}
+        cells = flow.statistics.lattice_cells(loop, [3], by_operator=True)
+        assert sorted(k + (v,) for k, v in cells.items()) == [
+            tuple(r) for r in by_op.itertuples(index=False)]
 
 
 def test_loop_differences_are_the_feedback_outputs_in_time_order():
