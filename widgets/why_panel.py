@@ -73,12 +73,13 @@ class WhyPanel:
         chosen = self.pick.value
         if chosen != _UNPICKED and chosen not in [v for _, v in options]:
             options.append((f"{self.noun} {chosen} (not in the top list now)", chosen))
-        self._quiet = True
-        try:
-            self.pick.options = options
-            self.pick.value = chosen
-        finally:
-            self._quiet = False
+        if list(self.pick.options) != options:    # (a change is a message to the browser)
+            self._quiet = True
+            try:
+                self.pick.options = options
+                self.pick.value = chosen
+            finally:
+                self._quiet = False
         if self.activity is not None:     # another move: the last one's keys are not this one's
             self.activity, self.keys_output.value = None, ""
         if self.explanation is not None and self.shown_for != window:
