@@ -189,6 +189,31 @@ def test_window_moves_update_rules_forward_and_back(ip, spark):
         assert as_dict(dd(ip, "show hops").frame) == {(n, d): 1 for n, d in lengths.items()}, k
 
 
+def test_the_explorer_slides_a_rules_output(ip, spark):
+    """``%dd explore`` on a relation of a ``%%dd rules`` cell, as on any collection: moving
+    the slider moves the window, and the relation follows (networkx at each position); the
+    per-iteration plot shows the rules' loop."""
+    pytest.importorskip("bokeh", reason="the explorer needs the lab extra")
+    from ..test_spark import window_edges
+
+    events = collegemsg_events()
+    dd(ip, "input edges --from collegemsg --window 7d --step 1d")
+    dd(ip, "input root --columns v")
+    dd(ip, "insert root [9]")
+    cell(ip, "rules", ".input edge(src, dst) from edges\n.input root(v)\n"
+                      "hops(x, 0) :- root(x).\nhops(y, min(d + 1)) :- hops(x, d), edge(x, y).")
+    ex = dd(ip, "explore hops")
+    assert ex.loop is not None and "hops" in ex.loop
+    for k in (3, 12, 11, 4):
+        ex.slider.value = k
+        assert ex.position == k and f"position {k}" in ex.status.value
+        g = nx.DiGraph(list(window_edges(events, k)))
+        g.add_node(9)
+        lengths = nx.single_source_shortest_path_length(g, 9)
+        assert as_dict(dd(ip, "show hops").frame) == {(n, d): 1 for n, d in lengths.items()}, k
+        assert as_dict(ex.views["hops"].to_pandas()) == {(n, d): 1 for n, d in lengths.items()}
+
+
 def test_why_of_a_rules_output_is_a_proof_of_minimal_height(ip):
     """``%dd why`` on a relation of a ``%%dd rules`` cell: the rule-by-rule proof; its height
     is networkx's hop count (each hop one application of the recursive rule, after the base
