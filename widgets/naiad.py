@@ -11,10 +11,12 @@ paper's Figure 1 ("Differential (1s change)").
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from ddlab.engine import kernels
 from ddlab.sources import DatasetNotFound, cached_windows, start_spark, windows_cached
+from ddlab.sources.session import QUICK_START_JAVA_OPTIONS
 
 from .explorer import Explorer, explore_graph
 from .progress import NullProgress, Progress
@@ -112,7 +114,10 @@ def _prepare_while_spark_starts(spec: DemoData, cache: bool) -> None:
     except DatasetNotFound:
         return   # demo_windows says what is missing
     if not cached:
-        start_spark()
+        # the demo's Spark work is one small windowing job: a JVM tuned to come up fast
+        # (set DDLAB_DEMO_SPARK_DEFAULTS=1 to start it with Spark's defaults)
+        quick = not os.environ.get("DDLAB_DEMO_SPARK_DEFAULTS")
+        start_spark(QUICK_START_JAVA_OPTIONS if quick else "")
     kernels.active()
 
 
