@@ -26,7 +26,7 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .windows import format_duration, to_seconds
+from .windows import SlidingWindows, format_duration, to_seconds
 
 __all__ = ["StoredWindows", "cached_windows", "windows_cached", "dataset_files", "cache_dir", "CACHE_FORMAT"]
 
@@ -42,7 +42,7 @@ def cache_dir() -> Path:
     return Path(base) / "ddlab"
 
 
-class StoredWindows:
+class StoredWindows(SlidingWindows):
     """Every step's update batch of one sliding window, held in memory (from the cache).
 
     The same questions as :class:`~ddlab.sources.WindowBatches`: ``steps``, ``window(k)``,
@@ -63,28 +63,10 @@ class StoredWindows:
         self.sizes = np.diff(self._bounds).astype(np.int64)
         self.total_rows = int(self.sizes.sum())
 
-    def __len__(self) -> int:
-        return self.steps
-
-    def window(self, k: int) -> tuple[int, int]:
-        """Position ``k``'s half-open interval ``(start, end)`` in unix seconds."""
-        if not 0 <= k < self.steps:
-            raise IndexError(f"window position {k} out of range 0..{self.steps - 1}")
-        start = self.origin + k * self.step
-        return start, start + self.width
-
     def batch(self, k: int) -> pd.DataFrame:
         """The update batch that moves the input from position ``k-1`` to ``k``."""
-        self.window(k)
-        out = self._frame.iloc[self._bounds[k]:self._bounds[k + 1]]
-        out.index = pd.RangeIndex(len(out))
-        return out.copy()
-
-    __getitem__ = batch
-
-    def __iter__(self):
-        for k in range(self.steps):
-            yield self.batch(k)
+        self._check(k)
+        return self._rows(self._frame, self._bounds[k], self._bounds[k + 1])
 
     def prefetch(self) -> None:
         """Nothing to fetch: everything is in memory."""

@@ -28,7 +28,7 @@ import pandas as pd
 
 from .session import require_pyspark
 
-__all__ = ["WindowBatches", "WindowPlan", "window_batches", "window_updates", "to_seconds",
+__all__ = ["SlidingWindows", "WindowBatches", "WindowPlan", "window_batches", "window_updates", "to_seconds",
            "events_in_window", "format_duration", "format_span"]
 
 
@@ -115,7 +115,48 @@ def events_in_window(events: pd.DataFrame, start: int, end: int, columns=("src",
     return counts.astype({"diff": "int64"})
 
 
-class WindowBatches:
+class SlidingWindows:
+    """What every kind of window batches answers alike: ``steps`` positions of ``width``
+    seconds every ``step`` from ``origin``; ``window(k)``, ``len``, ``batches[k]`` and
+    iteration over :meth:`batch`, which a subclass provides."""
+
+    origin: int
+    width: int
+    step: int
+    steps: int
+
+    def __len__(self) -> int:
+        return self.steps
+
+    def window(self, k: int) -> tuple[int, int]:
+        """Position ``k``'s half-open interval ``(start, end)`` in unix seconds."""
+        self._check(k)
+        start = self.origin + k * self.step
+        return start, start + self.width
+
+    def _check(self, k: int) -> None:
+        if not 0 <= k < self.steps:
+            raise IndexError(f"window position {k} out of range 0..{self.steps - 1}")
+
+    def batch(self, k: int) -> pd.DataFrame:   # pragma: no cover - every subclass has one
+        raise NotImplementedError
+
+    def __getitem__(self, k: int) -> pd.DataFrame:
+        return self.batch(k)
+
+    def __iter__(self):
+        for k in range(self.steps):
+            yield self.batch(k)
+
+    @staticmethod
+    def _rows(frame: pd.DataFrame, i: int, j: int) -> pd.DataFrame:
+        """Rows ``i:j`` of ``frame`` as a fresh DataFrame indexed from 0."""
+        out = frame.iloc[i:j]
+        out.index = pd.RangeIndex(len(out))
+        return out.copy()
+
+
+class WindowBatches(SlidingWindows):
     """Every step's update batch of one sliding window, cached on Spark, fetched in chunks of steps.
 
     ``batches[k]`` (or ``batch(k)``) is a pandas DataFrame ``src, dst[, label], diff``;
@@ -135,20 +176,6 @@ class WindowBatches:
         self._chunk_starts = [lo for lo, _ in self._chunks]
         self._cache: OrderedDict[int, tuple[pd.DataFrame, np.ndarray]] = OrderedDict()
         self._max_cached = max(1, int(max_cached_chunks))
-
-    # -- geometry -------------------------------------------------------------------------
-    def __len__(self) -> int:
-        return self.steps
-
-    def window(self, k: int) -> tuple[int, int]:
-        """Position ``k``'s half-open interval ``(start, end)`` in unix seconds."""
-        self._check(k)
-        start = self.origin + k * self.step
-        return start, start + self.width
-
-    def _check(self, k: int) -> None:
-        if not 0 <= k < self.steps:
-            raise IndexError(f"window position {k} out of range 0..{self.steps - 1}")
 
     # -- fetching -------------------------------------------------------------------------
     def _plan_chunks(self, rows_per_chunk: int) -> list[tuple[int, int]]:
@@ -191,16 +218,7 @@ class WindowBatches:
         index = bisect.bisect_right(self._chunk_starts, k) - 1
         frame, bounds = self._chunk(index)
         lo = self._chunks[index][0]
-        i, j = bounds[k - lo], bounds[k - lo + 1]
-        out = frame.iloc[i:j]
-        out.index = pd.RangeIndex(len(out))
-        return out.copy()
-
-    __getitem__ = batch
-
-    def __iter__(self):
-        for k in range(self.steps):
-            yield self.batch(k)
+        return self._rows(frame, bounds[k - lo], bounds[k - lo + 1])
 
     def prefetch(self) -> None:
         """Fetch every chunk now (only for data that fits in memory)."""

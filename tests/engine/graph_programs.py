@@ -55,3 +55,28 @@ def assert_same_and_correct(runs, reference):
     for views, present in runs:
         assert views[0] == views[1] == cc_oracle(present)
         assert views[2] == views[3] == scc_oracle(present)
+
+
+def churn_cc_and_scc(seed: int, epochs: int) -> None:
+    """CC and SCC over ``epochs`` random epochs of a 30-node edge set (three deletions of
+    present edges and four insertions each), equal to the oracles after every epoch: the
+    body of the tests that split one run between two code paths (kernels or numpy, by the
+    parity of the time)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    cc = algorithms.connected_components(edges).view()
+    scc = algorithms.strongly_connected_components(edges).view()
+    present: set = set()
+    for _ in range(epochs):
+        pool = sorted(present)
+        gone = {pool[i] for i in rng.integers(0, len(pool), 3)} if pool else set()
+        new = {(int(a), int(b)) for a, b in rng.integers(0, 30, size=(4, 2))} - present
+        edges.remove(sorted(gone))
+        edges.insert(sorted(new))
+        present = (present - gone) | new
+        flow.step()
+        assert cc.to_dict() == cc_oracle(present)
+        assert scc.to_dict() == scc_oracle(present)

@@ -29,10 +29,11 @@ from ddlab.engine.operators.reduce import Accumulation
 from ddlab.engine.trace import Trace
 from ddlab.engine.tuning import tuned
 
-from graph_oracle import cc_oracle, scc_oracle
+from graph_oracle import cc_oracle
 
 from . import oracle
-from .graph_programs import EPOCHS as GRAPH_EPOCHS, assert_same_and_correct, edge_epochs, run_graph
+from .graph_programs import (EPOCHS as GRAPH_EPOCHS, assert_same_and_correct, churn_cc_and_scc,
+                             edge_epochs, run_graph)
 from .record_programs import EPOCHS as RECORD_EPOCHS, UNARY, _in_loop, accumulate as _accumulate
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
@@ -335,22 +336,7 @@ def test_kernel_and_numpy_paths_share_a_reduce_and_a_join(monkeypatch, parity):
                         and reduce_process(op, t, *a))
     monkeypatch.setattr(kernels, "_join_process", lambda op, t, *a: sum(t) % 2 != parity
                         and join_process(op, t, *a))
-    rng = np.random.default_rng(parity)
-    flow = ddlab.Dataflow()
-    edges = flow.input("edges", columns=["src", "dst"])
-    cc = ddlab.algorithms.connected_components(edges).view()
-    scc = ddlab.algorithms.strongly_connected_components(edges).view()
-    present = set()
-    for _ in range(20):
-        pool = sorted(present)
-        gone = {pool[i] for i in rng.integers(0, len(pool), 3)} if pool else set()
-        new = {(int(a), int(b)) for a, b in rng.integers(0, 30, size=(4, 2))} - present
-        edges.remove(sorted(gone))
-        edges.insert(sorted(new))
-        present = (present - gone) | new
-        flow.step()
-        assert cc.to_dict() == cc_oracle(present)
-        assert scc.to_dict() == scc_oracle(present)
+    churn_cc_and_scc(parity, 20)
 
 
 KEYED = st.lists(st.lists(st.tuples(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]),

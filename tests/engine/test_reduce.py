@@ -4,16 +4,15 @@ and numpy paths sharing one reduce; a reduce reading an outer arrangement inside
 threshold function's errors."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given
 
 import ddlab
-from ddlab import OperatorError, algorithms
+from ddlab import OperatorError
 from ddlab.engine.tuning import tuned
-from graph_oracle import cc_oracle, scc_oracle
 
 from . import oracle
+from .graph_programs import churn_cc_and_scc
 from .record_programs import EPOCHS, accumulate, check_operator
 
 
@@ -41,22 +40,7 @@ def test_python_and_numpy_paths_share_a_reduce(monkeypatch, parity):
     monkeypatch.setattr(Reduce, "_process_small",
                         lambda self, t, keys: sum(t) % 2 == parity and original(self, t, keys))
     with tuned("numpy"):  # (the compiled kernels would take every run)
-        rng = np.random.default_rng(parity)
-        flow = ddlab.Dataflow()
-        edges = flow.input("edges", columns=["src", "dst"])
-        cc = algorithms.connected_components(edges).view()
-        scc = algorithms.strongly_connected_components(edges).view()
-        present = set()
-        for _ in range(25):
-            pool = sorted(present)
-            gone = {pool[i] for i in rng.integers(0, len(pool), 3)} if pool else set()
-            new = {(int(a), int(b)) for a, b in rng.integers(0, 30, size=(4, 2))} - present
-            edges.remove(sorted(gone))
-            edges.insert(sorted(new))
-            present = (present - gone) | new
-            flow.step()
-            assert cc.to_dict() == cc_oracle(present)
-            assert scc.to_dict() == scc_oracle(present)
+        churn_cc_and_scc(parity, 25)
 
 
 

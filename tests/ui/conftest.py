@@ -183,3 +183,20 @@ KERNEL_IDLE = """() => {
   return !!(kernel && kernel.status === 'idle' && nb.context.isReady);
 }"""
 
+
+# JS: the open notebook's state, read from JupyterLab itself (--expose-app-in-browser): done
+# or not, and its errors, which include IPython's UsageError (a magic prints it on stderr).
+RUN_STATE = """() => {
+  const nb = window.jupyterapp.shell.currentWidget;
+  const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;
+  const cells = nb.content.widgets.filter(c => c.model.type === 'code');
+  const errors = [];
+  cells.forEach((c, i) => c.model.outputs.toJSON().forEach(o => {
+    if (o.output_type === 'error') errors.push(`code cell ${i}: ${o.ename}: ${o.evalue}`);
+    const text = Array.isArray(o.text) ? o.text.join('') : (o.text || '');
+    if (o.output_type === 'stream' && o.name === 'stderr' && /Error/.test(text)) errors.push(`code cell ${i}: ${text}`);
+  }));
+  const done = cells.every(c => c.model.executionCount !== null && c.model.executionState !== 'running');
+  return {errors, done: done && !!kernel && kernel.status === 'idle',
+          executed: cells.filter(c => c.model.executionCount !== null).length, total: cells.length};
+}"""

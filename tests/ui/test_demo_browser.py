@@ -24,25 +24,13 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from .conftest import KERNEL_IDLE as _KERNEL_IDLE, wait_for as _wait  # noqa: E402
+from .conftest import KERNEL_IDLE as _KERNEL_IDLE, RUN_STATE as _RUN_STATE  # noqa: E402
+from .conftest import wait_for as _wait  # noqa: E402
 
 NOTEBOOK = os.environ.get("DDLAB_UI_NOTEBOOK", "demo.ipynb")
 PLOTS = ("ddlab-iterations", "ddlab-lattice", "ddlab-latency")
 RUN_TIMEOUT_S = 300  # Spark's start, the window batches and the first epochs, on a busy machine
 
-# JS: the open notebook's state, read from JupyterLab itself (--expose-app-in-browser).
-_RUN_STATE = """() => {
-  const nb = window.jupyterapp.shell.currentWidget;
-  const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;
-  const cells = nb.content.widgets.filter(c => c.model.type === 'code');
-  const errors = [];
-  cells.forEach((c, i) => c.model.outputs.toJSON().forEach(o => {
-    if (o.output_type === 'error') errors.push(`code cell ${i}: ${o.ename}: ${o.evalue}`);
-  }));
-  const done = cells.every(c => c.model.executionCount !== null && c.model.executionState !== 'running');
-  return {errors, done: done && !!kernel && kernel.status === 'idle',
-          executed: cells.filter(c => c.model.executionCount !== null).length, total: cells.length};
-}"""
 # Every iteration plot on the page, read back from BokehJS: this move's line and the
 # reference lines, each with the window it is of.
 _LINES = """() => {

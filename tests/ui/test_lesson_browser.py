@@ -17,26 +17,10 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 from playwright.sync_api import Page, expect  # noqa: E402
 
-from .conftest import KERNEL_IDLE as _KERNEL_IDLE, wait_for as _wait  # noqa: E402
+from .conftest import KERNEL_IDLE as _KERNEL_IDLE, RUN_STATE as _RUN_STATE  # noqa: E402
+from .conftest import wait_for as _wait  # noqa: E402
 
 RUN_TIMEOUT_S = 180
-
-# Errors include IPython's UsageError, which a magic prints on stderr instead of raising.
-_RUN_STATE = """() => {
-  const nb = window.jupyterapp.shell.currentWidget;
-  const kernel = nb.sessionContext.session && nb.sessionContext.session.kernel;
-  const cells = nb.content.widgets.filter(c => c.model.type === 'code');
-  const errors = [];
-  cells.forEach((c, i) => c.model.outputs.toJSON().forEach(o => {
-    if (o.output_type === 'error') errors.push(`code cell ${i}: ${o.ename}: ${o.evalue}`);
-    const text = Array.isArray(o.text) ? o.text.join('') : (o.text || '');
-    if (o.output_type === 'stream' && o.name === 'stderr' && /Error/.test(text)) errors.push(`code cell ${i}: ${text}`);
-  }));
-  const done = cells.every(c => c.model.executionCount !== null && c.model.executionState !== 'running');
-  return {errors, done: done && !!kernel && kernel.status === 'idle',
-          executed: cells.filter(c => c.model.executionCount !== null).length, total: cells.length};
-}"""
-
 
 def _open_and_run(page: Page, lab, notebook: str) -> None:
     page.goto(lab.url(notebook))
