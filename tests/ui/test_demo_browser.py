@@ -30,6 +30,8 @@ from .conftest import wait_for as _wait  # noqa: E402
 NOTEBOOK = os.environ.get("DDLAB_UI_NOTEBOOK", "demo.ipynb")
 PLOTS = ("ddlab-iterations", "ddlab-lattice", "ddlab-latency")
 RUN_TIMEOUT_S = 300  # Spark's start, the window batches and the first epochs, on a busy machine
+#: Seconds after Run All at which the loading screenshots are taken.
+LOADING_SHOTS_S = (2.0, 9.0)
 
 # Every iteration plot on the page, read back from BokehJS: this move's line and the
 # reference lines, each with the window it is of.
@@ -80,7 +82,9 @@ def _run_all_until_visible(page: Page, lab, artifacts_dir, tag: str, timings: di
             state = page.evaluate(_RUN_STATE)
             raise AssertionError(f"no explorer {RUN_TIMEOUT_S} s after Run All ({tag}); "
                                  f"errors {state['errors']}\n{lab.log_tail()}")
-        if elapsed > 3 * shot and shot < 12:   # the progress row while Spark starts and windows
+        # the progress row while Spark starts and windows: two shots only, since a screenshot
+        # costs Chromium CPU the kernel needs (twelve, one every 3 s, added 4-5 s to this time)
+        if shot < len(LOADING_SHOTS_S) and elapsed > LOADING_SHOTS_S[shot]:
             page.locator(".jp-Notebook .jp-CodeCell").nth(1).scroll_into_view_if_needed()
             page.screenshot(path=str(artifacts_dir / f"demo-loading-{tag}-{shot:02d}.png"))
             shot += 1
