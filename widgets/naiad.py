@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ddlab.engine import kernels
 from ddlab.sources import DatasetNotFound, cached_windows, start_spark, windows_cached
 from ddlab.sources.session import QUICK_START_JAVA_OPTIONS
 
-from .explorer import Explorer, explore_graph
 from .progress import NullProgress, Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .explorer import Explorer
 
 __all__ = ["DemoData", "DEMO_DATA", "demo", "demo_windows"]
 
@@ -104,8 +107,8 @@ def _origin(spec: DemoData) -> int | None:
 
 def _prepare_while_spark_starts(spec: DemoData, cache: bool) -> None:
     """When the windows must be cut on Spark, boot its JVM in the background (seconds) and
-    meanwhile load the engine's compiled kernels, which the first step needs: the two waits
-    overlap instead of adding up on a machine's first run."""
+    meanwhile import the explorer (bokeh) and load the engine's compiled kernels, which the
+    first screen needs: the waits overlap instead of adding up on a machine's first run."""
     variant = spec.prepare[0] if spec.prepare else ""
     try:
         cached = cache and windows_cached(spec.dataset, spec.width, spec.step,
@@ -118,6 +121,8 @@ def _prepare_while_spark_starts(spec: DemoData, cache: bool) -> None:
         # (set DDLAB_DEMO_SPARK_DEFAULTS=1 to start it with Spark's defaults)
         quick = not os.environ.get("DDLAB_DEMO_SPARK_DEFAULTS")
         start_spark(QUICK_START_JAVA_OPTIONS if quick else "")
+    from . import explorer  # noqa: F401  (bokeh and ipywidgets: a second of imports)
+
     kernels.active()
 
 
@@ -161,6 +166,8 @@ def demo(data: str | DemoData = "collegemsg", *, position: int | None = None,
         row.phase(f"building the dataflow and loading the window at position {first - 1}")
         opts = {"interval_ms": spec.interval_ms, **options, "start": max(first - 1, 0),
                 "references_at_start": False}
+        from .explorer import explore_graph
+
         ex = explore_graph(batches, "scc", label_name=spec.label_name,
                            no_labels=spec.no_labels, **opts)
         row.phase("moving one step")
