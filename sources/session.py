@@ -21,6 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import jvm_archive
+
 __all__ = [
     "SparkUnavailable",
     "require_pyspark",
@@ -286,8 +288,9 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
     """
     kind, where = spark_target(master, remote)
     require_pyspark()
+    java = None
     if _needs_local_jvm(kind, where):
-        check_java()
+        java = check_java()
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
@@ -313,8 +316,10 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
                                    f"{_short(exc)}{hint}") from None
     if where.startswith("local"):
         conf.update(_LOCAL_CONF)
+        archive = jvm_archive.java_options(java) if java is not None else ""
+        # the caller's options last: they win over the archive's (e.g. -Xshare:on)
         conf["spark.driver.extraJavaOptions"] = (
-            f"-Dlog4j2.configurationFile=file:{_log4j_file()} {java_options}".strip())
+            f"-Dlog4j2.configurationFile=file:{_log4j_file()} {archive} {java_options}".strip())
         warehouse = tempfile.mkdtemp(prefix="ddlab-warehouse-")
         atexit.register(shutil.rmtree, warehouse, True)
         conf["spark.sql.warehouse.dir"] = warehouse
@@ -339,6 +344,8 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
         spark.sparkContext.setLogLevel("ERROR")  # classic only; Connect has no sparkContext
     except Exception:
         pass
+    if java is not None and where.startswith("local"):
+        jvm_archive.start_building(java)   # once per machine, in the background
     return spark
 
 

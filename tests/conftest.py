@@ -16,6 +16,10 @@ settings.register_profile("thorough", max_examples=300, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile(os.environ.get("DDLAB_HYPOTHESIS_PROFILE", "default"))
 
+# No test session builds the JVM's class archive in the background (a 20-second process the
+# tests did not ask for); tests/sources/test_jvm_archive.py builds and maps one on purpose.
+os.environ.setdefault("DDLAB_JVM_ARCHIVE", "0")
+
 
 #: what a notebook's code cells call when they need Spark (loaders, windows, the stateless
 #: baseline, a %dd input that reads a dataset, a file or SQL)

@@ -119,8 +119,9 @@ def lab(tmp_path_factory, chromium_path) -> Lab:
         **os.environ, **{k: str(v) for k, v in dirs.items()},
         "JUPYTER_PLATFORM_DIRS": "1", "BOKEH_RESOURCES": "inline", "SPARK_LOCAL_IP": "127.0.0.1",
         "PYSPARK_PYTHON": sys.executable, "PYTHONUNBUFFERED": "1",
-        # the notebooks' caches (window batches) start empty and stay out of the user's home
-        "DDLAB_CACHE_DIR": str(home / "cache"),
+        # the notebooks' caches (window batches) start empty and stay out of the user's home;
+        # no JVM class archive is used or built: the demo's cold run is a machine's first
+        "DDLAB_CACHE_DIR": str(home / "cache"), "DDLAB_JVM_ARCHIVE": "0",
     }
     port, token = _free_port(), secrets.token_hex(16)
     log = home / "lab.log"

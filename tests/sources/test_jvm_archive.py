@@ -1,0 +1,85 @@
+"""The driver JVM's class-data-sharing archive: named after the Java and the pyspark it was
+made for, offered only when it is there, built once (never twice at a time, never again after
+a failure), and, built for real, mapped by a later JVM that then runs a job."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import replace
+
+import pytest
+
+from ddlab.sources import jvm_archive
+from ddlab.sources.session import JavaInfo
+
+JAVA = JavaInfo(path="/usr/bin/java", major=17, version_text='openjdk version "17.0.15"',
+                java_home=None)
+
+
+@pytest.fixture
+def archive_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("DDLAB_JVM_ARCHIVE", "1")
+    monkeypatch.setenv("DDLAB_JVM_ARCHIVE_DIR", str(tmp_path))
+    monkeypatch.delenv("DDLAB_JVM_ARCHIVE_BUILDER", raising=False)
+    return tmp_path
+
+
+def test_the_archive_is_named_after_the_java_and_offered_only_when_there(archive_dir, monkeypatch):
+    pytest.importorskip("pyspark")
+    path = jvm_archive.archive_path(JAVA)
+    assert path.parent == archive_dir and "java17" in path.name and path.suffix == ".jsa"
+    assert jvm_archive.archive_path(replace(JAVA, version_text='openjdk version "21"')) != path
+    assert jvm_archive.archive_path(replace(JAVA, path="/opt/jdk/bin/java")) != path
+    assert jvm_archive.java_options(JAVA) == ""
+    path.write_bytes(b"x")
+    assert jvm_archive.java_options(JAVA) == f"-XX:SharedArchiveFile={path} -Xshare:auto"
+    monkeypatch.setenv("DDLAB_JVM_ARCHIVE", "0")
+    assert jvm_archive.java_options(JAVA) == "" and not jvm_archive.start_building(JAVA)
+
+
+def test_a_build_starts_once_and_not_again_after_a_failure(archive_dir, monkeypatch):
+    pytest.importorskip("pyspark")
+    started = []
+    monkeypatch.setattr(jvm_archive.subprocess, "Popen", lambda *a, **k: started.append(a))
+    path = jvm_archive.archive_path(JAVA)
+    assert jvm_archive.start_building(JAVA) and len(started) == 1
+    assert not jvm_archive.start_building(JAVA)             # the lock of a running build
+    lock = path.with_suffix(".building")
+    old = time.time() - jvm_archive.BUILD_TIMEOUT_S - 1
+    os.utime(lock, (old, old))
+    assert jvm_archive.start_building(JAVA) and len(started) == 2   # a dead build's lock
+    lock.unlink()
+    path.with_suffix(".failed").write_text("no archive")
+    assert not jvm_archive.start_building(JAVA)
+    path.with_suffix(".failed").unlink()
+    monkeypatch.setenv("DDLAB_JVM_ARCHIVE_BUILDER", "1")    # the builder itself never recurses
+    assert not jvm_archive.start_building(JAVA)
+
+
+@pytest.mark.slow
+@pytest.mark.spark
+def test_a_built_archive_is_mapped_by_a_later_jvm(tmp_path):
+    """A real build (a recording JVM through CollegeMsg's load and windows), then a fresh
+    JVM started with the archive and ``-Xshare:on``, which refuses to start unless it maps
+    it, runs a job."""
+    from ddlab.sources.session import check_java
+
+    env = dict(os.environ, DDLAB_JVM_ARCHIVE="1", DDLAB_JVM_ARCHIVE_DIR=str(tmp_path),
+               DDLAB_CACHE_DIR=str(tmp_path / "cache"))
+    os.environ["DDLAB_JVM_ARCHIVE_DIR"] = str(tmp_path)
+    try:
+        path = jvm_archive.archive_path(check_java())
+    finally:
+        del os.environ["DDLAB_JVM_ARCHIVE_DIR"]
+    subprocess.run([sys.executable, "-m", "ddlab.sources.jvm_archive", str(path)], env=env,
+                   check=True, capture_output=True, timeout=600)
+    assert path.is_file() and path.stat().st_size > 1_000_000
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == [path.name]
+    script = ("from ddlab.sources import get_spark\n"
+              "s = get_spark(java_options='-Xshare:on')\n"
+              "print(s.range(10).count())\n")
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().splitlines()[-1] == "10", run.stderr[-2000:]
