@@ -198,11 +198,7 @@ def _jvm_archive_dir() -> str:
 
     folder = os.path.join(tempfile.gettempdir(), "ddlab-bench-jvm-archive")
     env = dict(os.environ, DDLAB_JVM_ARCHIVE_DIR=folder, DDLAB_JVM_ARCHIVE="1")
-    os.environ["DDLAB_JVM_ARCHIVE_DIR"] = folder
-    try:
-        path = jvm_archive.archive_path(check_java())
-    finally:
-        del os.environ["DDLAB_JVM_ARCHIVE_DIR"]
+    path = jvm_archive.archive_path(check_java(), folder)
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         subprocess.run([sys.executable, "-m", "ddlab.sources.jvm_archive", str(path)], env=env,

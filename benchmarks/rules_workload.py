@@ -29,9 +29,6 @@ WINDOWS = {"collegemsg": (3 * DAY, 14 * DAY, DAY), "twitter24h": (HOUR, 4 * HOUR
 
 #: the first window starts at this quantile of the event times
 START_QUANTILE = 0.2
-#: inputs declared as sets (``distinct=True``); ``--variant plain-inputs`` turns it off, so
-#: the compiled program reads them through a ``distinct`` of its own (the earlier figures)
-SET_INPUTS = True
 
 TC = """
 .input edge(src, dst) from edges
@@ -63,16 +60,18 @@ def _weighted(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _flows(query: str):
-    """(flow, edges input, roots input, output view) for the rules and the hand-written."""
+def _flows(query: str, set_inputs: bool = True):
+    """(flow, edges input, roots input, output view) for the rules and the hand-written;
+    ``set_inputs``: the inputs are declared sets (``distinct=True``), else the compiled
+    program reads them through a ``distinct`` of its own (``--variant plain-inputs``)."""
     made = {}
     for kind in ("rules", "hand"):
         flow = ddlab.Dataflow(max_rows_per_epoch=None)
         cols = ["src", "dst"] if query == "tc" else ["src", "dst", "w"]
         # the window's edges are a set (a simple graph) and so are the roots: both flows'
         # inputs say so (distinct=True, checked every epoch); the rules read them as they are
-        edges = flow.input("edges", columns=cols, distinct=SET_INPUTS)
-        roots = flow.input("roots", columns=["v"], distinct=SET_INPUTS)
+        edges = flow.input("edges", columns=cols, distinct=set_inputs)
+        roots = flow.input("roots", columns=["v"], distinct=set_inputs)
         if kind == "rules":
             program = ddlab.rules(TC if query == "tc" else SSSP, {"edges": edges, "roots": roots})
             out = program["path" if query == "tc" else "dist"]
@@ -114,13 +113,13 @@ def _recompute(query, held, root):
     return time.perf_counter() - start, int(np.isfinite(dist).sum())
 
 
-def _one(query, events, width, step, moves):
+def _one(query, events, width, step, moves, set_inputs=True):
     slider = WindowSlider(events)
     # start where the data is dense (CollegeMsg's first days hold a handful of messages)
     t0 = int(np.quantile(slider.times, START_QUANTILE))
     window = (t0, t0 + width)
     first = slider.move(None, window)
-    flows = _flows(query)
+    flows = _flows(query, set_inputs)
     root = int(first.groupby("src").size().idxmax()) if len(first) else 0
     batch = first if query == "tc" else _weighted(first)
     scratch = {}
@@ -161,17 +160,16 @@ def _one(query, events, width, step, moves):
 
 
 def run(args):
-    global SET_INPUTS
-    SET_INPUTS = getattr(args, "variant", None) != "plain-inputs"
+    set_inputs = getattr(args, "variant", None) != "plain-inputs"
     dataset = args.dataset or "collegemsg"
     small, large, step = WINDOWS.get(dataset, WINDOWS["collegemsg"])
     events = load_events(dataset)
     moves = args.moves or 20
     result = {"workload": "rules", "dataset": dataset, "moves": moves, "step_s": step,
-              "set_inputs": SET_INPUTS}
+              "set_inputs": set_inputs}
     for query in ("tc", "sssp"):
         for label, width in (("small", small), ("large", large)):
-            for key, value in _one(query, events, width, step, moves).items():
+            for key, value in _one(query, events, width, step, moves, set_inputs).items():
                 result[f"{query}_{label}_{key}"] = value
             result[f"{query}_{label}_window_s"] = width
     return result

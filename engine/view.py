@@ -134,20 +134,6 @@ class View:
         data["diff"] = batch.diffs
         return pd.DataFrame(data)
 
-    @property
-    def changed(self) -> bool:
-        """Whether the last completed epoch changed this view (reads no data: a live panel
-        asks it on every move before re-reading anything).
-
-        >>> flow = Dataflow(); xs = flow.input("xs"); v = xs.view(); ys = flow.input("ys")
-        >>> xs.insert([1]); _ = flow.step(); v.changed
-        True
-        >>> ys.insert([2]); _ = flow.step(); v.changed
-        False
-        """
-        batch = self._sink.epoch_changes
-        return batch is not None and len(batch) > 0
-
     def __len__(self) -> int:
         contents = self._sink.contents()
         return 0 if contents is None else len(contents[2])

@@ -38,8 +38,9 @@ def enabled() -> bool:
     return os.environ.get("DDLAB_JVM_ARCHIVE", "1").strip() not in ("0", "false", "no", "")
 
 
-def archive_path(java) -> Path:
-    """Where the archive for this Java (a :class:`~.session.JavaInfo`) and this pyspark is."""
+def archive_path(java, folder: Path | str | None = None) -> Path:
+    """Where the archive for this Java (a :class:`~.session.JavaInfo`) and this pyspark is
+    (in ``folder``, default ``$DDLAB_JVM_ARCHIVE_DIR`` or ``cache_dir()/jvm``)."""
     import pyspark
 
     from .window_cache import cache_dir
@@ -47,9 +48,9 @@ def archive_path(java) -> Path:
     home = str(Path(pyspark.__file__).resolve().parent)
     digest = hashlib.sha256("\n".join([java.path, java.version_text, home,
                                        pyspark.__version__]).encode()).hexdigest()[:16]
-    folder = Path(os.environ["DDLAB_JVM_ARCHIVE_DIR"]) if os.environ.get("DDLAB_JVM_ARCHIVE_DIR") \
-        else cache_dir() / "jvm"
-    return folder / f"spark-{pyspark.__version__}-java{java.major}-{digest}.jsa"
+    if folder is None:
+        folder = os.environ.get("DDLAB_JVM_ARCHIVE_DIR") or cache_dir() / "jvm"
+    return Path(folder) / f"spark-{pyspark.__version__}-java{java.major}-{digest}.jsa"
 
 
 def java_options(java) -> str:

@@ -12,7 +12,6 @@ says when they are being recomputed.  Each move streams one row into ``current``
 """
 from __future__ import annotations
 
-
 from ._deps import require_lab
 
 require_lab()   # one clear line, not bokeh's ModuleNotFoundError

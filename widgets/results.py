@@ -96,7 +96,6 @@ class ResultsPanel:
         self.widget.add_class("ddlab-results")
         self.current: list | None = None   # the top list shown now: (component, size, label, count)
         self.count = 0
-        self._summary, self._summary_epoch = None, -2   # the last component_summary, its epoch
 
     # -- reading ---------------------------------------------------------------------------
     def read(self) -> dict:
@@ -117,20 +116,11 @@ class ResultsPanel:
         return out
 
     def _component_summary(self):
-        """:func:`_top_rows` of the views, computed again only when one of them changed
-        since it was last (a move that changes no component costs no re-read)."""
-        watched = [v for v in (self.components, self.top_labels, self.label_totals)
-                   if v is not None]
-        epoch = self.components.epoch
-        same = epoch == self._summary_epoch or (
-            epoch == self._summary_epoch + 1 and not any(v.changed for v in watched))
-        if self._summary is None or not same:
-            comps = self.components.to_arrays() or {}
-            labels = self.top_labels.to_arrays() if self.top_labels is not None else None
-            totals = self.label_totals.to_arrays() if self.label_totals is not None else None
-            self._summary = _top_rows(comps, labels, self.top, totals)
-        self._summary_epoch = epoch
-        return self._summary
+        """:func:`_top_rows` of the views, read as arrays (no DataFrame: every move)."""
+        comps = self.components.to_arrays() or {}
+        labels = self.top_labels.to_arrays() if self.top_labels is not None else None
+        totals = self.label_totals.to_arrays() if self.label_totals is not None else None
+        return _top_rows(comps, labels, self.top, totals)
 
     # -- rendering -------------------------------------------------------------------------
     def update(self, span: str = "") -> dict:

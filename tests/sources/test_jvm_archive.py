@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -30,6 +31,7 @@ def test_the_archive_is_named_after_the_java_and_offered_only_when_there(archive
     pytest.importorskip("pyspark")
     path = jvm_archive.archive_path(JAVA)
     assert path.parent == archive_dir and "java17" in path.name and path.suffix == ".jsa"
+    assert jvm_archive.archive_path(JAVA, "/elsewhere") == Path("/elsewhere") / path.name
     assert jvm_archive.archive_path(replace(JAVA, version_text='openjdk version "21"')) != path
     assert jvm_archive.archive_path(replace(JAVA, path="/opt/jdk/bin/java")) != path
     assert jvm_archive.java_options(JAVA) == ""
@@ -68,11 +70,7 @@ def test_a_built_archive_is_mapped_by_a_later_jvm(tmp_path):
 
     env = dict(os.environ, DDLAB_JVM_ARCHIVE="1", DDLAB_JVM_ARCHIVE_DIR=str(tmp_path),
                DDLAB_CACHE_DIR=str(tmp_path / "cache"))
-    os.environ["DDLAB_JVM_ARCHIVE_DIR"] = str(tmp_path)
-    try:
-        path = jvm_archive.archive_path(check_java())
-    finally:
-        del os.environ["DDLAB_JVM_ARCHIVE_DIR"]
+    path = jvm_archive.archive_path(check_java(), tmp_path)
     subprocess.run([sys.executable, "-m", "ddlab.sources.jvm_archive", str(path)], env=env,
                    check=True, capture_output=True, timeout=600)
     assert path.is_file() and path.stat().st_size > 1_000_000
