@@ -245,6 +245,13 @@ def merge_by_key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _rows_module().merge_by_key(np.ascontiguousarray(a), np.ascontiguousarray(b))
 
 
+def merge_compact(a: np.ndarray, b: np.ndarray, time_row: int, epoch: int) -> np.ndarray:
+    """Two packed batches sorted by key code merged, their epoch coordinate (row
+    ``time_row``) advanced to ``epoch`` and their updates consolidated (no float fields)."""
+    return _rows_module().merge_compact(np.ascontiguousarray(a), np.ascontiguousarray(b),
+                                        time_row, epoch)
+
+
 def sort_by_key(data: np.ndarray) -> np.ndarray:
     """A packed matrix with its columns sorted stably by key code (row 0)."""
     return _rows_module().sort_by_key(np.ascontiguousarray(data))
@@ -284,4 +291,5 @@ def join_process(op, t, d_left, d_right) -> bool:
 
 __all__ = ["available", "active", "use_kernels", "warm_up", "cache_dir",
            "cache_is_warm", "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
+           "merge_compact",
            "sort_by_key"]

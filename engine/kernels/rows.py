@@ -6,7 +6,11 @@
 - :func:`sort_by_key` and :func:`merge_by_key`: a packed trace batch (one ``(fields, n)``
   int64 matrix, key code first) sorted stably by key code, and two such batches merged into
   one (the spine's merges of small batches within an epoch: a linear merge instead of a
-  concatenation, an argsort and a gather).
+  concatenation, an argsort and a gather);
+- :func:`merge_compact`: two spine batches of earlier epochs merged, their times advanced to
+  the frontier and their updates consolidated (the spine's other merges: the numpy path
+  concatenates, consolidates the whole and sorts by key again, a dozen calls and three
+  copies for what is a linear merge and a sort within each key).
 """
 from __future__ import annotations
 
@@ -90,8 +94,53 @@ def merge_by_key(a, b):
     return out
 
 
+@njit(cache=True)
+def merge_compact(a, b, time_row, epoch):
+    """Two packed batches sorted by key code (row 0) merged into one: times advanced to the
+    frontier ``(epoch, 0, ...)`` (row ``time_row`` raised to ``epoch``), equal updates
+    summed, zero sums dropped, rows sorted by key code and, within a key, by their fields
+    (what the numpy path's consolidation and stable sort by key leave)."""
+    merged = merge_by_key(a, b)
+    nf, n = merged.shape
+    for i in range(n):
+        if merged[time_row, i] < epoch:
+            merged[time_row, i] = epoch
+    fields = merged[:nf - 1]
+    idx = np.empty(n, dtype=np.int64)
+    for i in range(n):
+        idx[i] = i
+    tmp = np.empty(n, dtype=np.int64)
+    out = np.empty((nf, n), dtype=np.int64)
+    m = 0
+    s = 0
+    while s < n:
+        e = s + 1
+        while e < n and merged[0, e] == merged[0, s]:
+            e += 1
+        if e - s > 1:
+            lexsort_segment(fields, idx, s, e, tmp)
+        i = s
+        while i < e:
+            r = idx[i]
+            w = merged[nf - 1, r]
+            j = i + 1
+            while j < e and _same(fields, r, idx[j], 0, nf - 1):
+                w += merged[nf - 1, idx[j]]
+                j += 1
+            if w != 0:
+                for f in range(nf - 1):
+                    out[f, m] = merged[f, r]
+                out[nf - 1, m] = w
+                m += 1
+            i = j
+        s = e
+    return out[:, :m].copy()
+
+
 def warm_up() -> None:
     mat = np.array([[2, 1, 2], [5, 4, 5]], dtype=np.int64)
     consolidate_rows(mat, np.array([1, 1, -1], dtype=np.int64))
     s = sort_by_key(mat)
     merge_by_key(s, s)
+    merge_compact(np.array([[1, 2, 2], [3, 0, 1], [1, 1, -1]], dtype=np.int64),
+                  np.array([[2], [1], [1]], dtype=np.int64), 1, 1)

@@ -132,6 +132,13 @@ class Trace(CachedHistories):
         if (not force and tuning.FAST_PATHS and all(p.since == epoch for p in parts)
                 and all(p.floats == parts[0].floats for p in parts)):
             return _merge_by_key(parts, epoch)
+        if (len(parts) == 2 and tuning.FAST_PATHS and parts[0].floats == parts[1].floats
+                and True not in parts[0].floats and kernels.active()):
+            first = 0 if parts[0].floats and parts[0].floats[0] is None else 1
+            data = kernels.merge_compact(parts[0].data, parts[1].data,
+                                         first + len(parts[0].floats), epoch)
+            return TraceBatch.from_packed(data, parts[0].floats, epoch) if data.shape[1] \
+                else None
         cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
         times = np.concatenate([p.times for p in parts])
         diffs = np.concatenate([p.diffs for p in parts])

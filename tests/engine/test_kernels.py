@@ -535,3 +535,42 @@ def test_ddlab_kernels_0_turns_them_off():
                           timeout=120, env={**os.environ, "DDLAB_KERNELS": "0"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False {(1, 1): 1}"
+
+
+@pytest.mark.parametrize("layout", ["key_first", "key_apart"])
+@given(updates=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 3),
+                                  st.integers(0, 2), st.sampled_from([1, -1, 2])), max_size=80),
+       capacity=st.sampled_from([2, 5]))
+def test_spine_merges_equal_the_numpy_path(layout, updates, capacity):
+    """A trace fed the same updates over several epochs, its spine merged (times advanced to
+    the frontier, updates consolidated) by :func:`kernels.merge_compact` or by the numpy
+    path, holds the same batches, row for row."""
+    def spine(on):
+        clock = SimpleNamespace(epoch=0)
+        nkey = 1 if layout == "key_first" else 2
+        trace = Trace(nkey, 2, clock)
+        with kernels.use_kernels(on), tuned(RECENT_CAPACITY=capacity, SMALL_INSERT=3):
+            for k, v, e, i, d in sorted(updates, key=lambda u: u[2]):
+                clock.epoch = e
+                trace.insert((e, i), Batch([np.array([k, k + 1]), np.array([v, v])],
+                                           ("i", "i"), np.array([d, -d]), consolidated=True))
+        return [b.data for b in trace.batches], trace.compacted_rows()
+
+    got, got_rows = spine(True)
+    want, want_rows = spine(False)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    np.testing.assert_array_equal(got_rows.diffs, want_rows.diffs)
+
+
+def test_merge_compact_advances_consolidates_and_drops_zeros():
+    """Two batches of key 7 at epochs 0 and 1 merged at epoch 2: ``(7, 1)`` at (0, 0) and at
+    (1, 0) become one update at (2, 0) of weight 2; ``(7, 2)`` cancels; the rest keep their
+    iteration and stay sorted by key, record and time."""
+    # rows: key (= column 0), column 1, epoch, iteration, diff
+    a = np.array([[3, 7, 7], [5, 1, 2], [0, 0, 0], [1, 0, 0], [1, 1, 1]], dtype=np.int64)
+    b = np.array([[7, 7, 9], [1, 2, 0], [1, 1, 1], [0, 0, 4], [1, -1, 1]], dtype=np.int64)
+    got = kernels.merge_compact(a, b, 2, 2)
+    np.testing.assert_array_equal(got, np.array([
+        [3, 7, 9], [5, 1, 0], [2, 2, 2], [1, 0, 4], [1, 2, 1]], dtype=np.int64))
