@@ -55,6 +55,12 @@ PACKED_ROWS = 1024
 #: cache and replace array-sized temporaries: CC 3.4M from scratch 7.9-10.4 -> 7.7-7.8 s CPU,
 #: peak 1,912 -> 1,884 MB (commit 75702e6).
 CHUNK_ROWS = 1 << 20
+#: A reduce's numpy path evaluates at most this many keys at once (the chunks' outputs are
+#: inserted and emitted one after another): a from-scratch run's last reduces read every
+#: key's history, and their temporaries were the run's peak: CC random-400k-3.4m from
+#: scratch, peak 1,895 -> 1,775 MB (traced allocations' peak 1,621 -> 1,416 MB), time alike
+#: (16.9 -> 15.2 s; NOTES 2026-11-24, later).
+REDUCE_CHUNK_KEYS = 1 << 15
 
 # -- traces (trace/) ---------------------------------------------------------------------------
 #: Inserts of at most this many rows wait in the trace's recent rows (Python, no numpy) ...
@@ -175,6 +181,7 @@ DEFAULTS = {name: globals()[name] for name in ("FAST_PATHS", "KERNELS") + THRESH
 #: no threshold is missing here).
 TINY = {
     "SMALL_CONSOLIDATION": 3, "PACK_KEYS_ROWS": 2, "PACKED_ROWS": 4, "CHUNK_ROWS": 5,
+    "REDUCE_CHUNK_KEYS": 4,
     "SMALL_INSERT": 2, "RECENT_CAPACITY": 3, "RECENT_QUERY": 2, "SMALL_QUERY": 2,
     "CACHE_ROWS": 4, "LARGE_MERGE_ROWS": 4, "LARGE_GATHER_ROWS": 4, "LARGE_SPINE_ROWS": 6,
     "MAX_SPINE_BATCHES": 2, "KEY_INDEX_ROWS": 4,

@@ -98,7 +98,8 @@ class Operator:
             if pending is None:
                 inputs.append(None)
             else:
-                batch = concat_batches(pending, self.label)
+                batch = pending[0] if len(pending) == 1 and len(pending[0]) else \
+                    concat_batches(pending, self.label)
                 inputs.append(batch)
                 if batch is not None:
                     n_in += len(batch)

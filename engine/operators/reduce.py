@@ -88,6 +88,17 @@ class Reduce(Operator):
             return
         codes = unique_codes(np.concatenate(codes) if len(codes) > 1 else codes[0])
         later_keys, later_times = [], []
+        step = tuning.REDUCE_CHUNK_KEYS if tuning.FAST_PATHS else len(codes)
+        for lo in range(0, len(codes), max(step, 1)):
+            # key by key, so a chunk of keys at a time gives the same updates; the chunks'
+            # batches hold disjoint keys (a from-scratch run's temporaries stay chunk-sized)
+            self._evaluate(t, codes[lo:lo + step], later_keys, later_times)
+        if later_keys:
+            self._schedule(np.concatenate(later_keys), np.concatenate(later_times), t)
+
+    def _evaluate(self, t, codes, later_keys, later_times):
+        """The output changes at ``t`` of the keys ``codes`` (sorted key codes): inserted
+        into the output trace and emitted; the keys' later interesting times collected."""
         accs = []
         for trace in self.in_traces:
             accs.append(self._accumulate(trace, codes, t, later_keys, later_times))
@@ -106,8 +117,6 @@ class Reduce(Operator):
             if len(delta):
                 self.out_trace.insert(t, delta)
                 self.emit(t, delta)
-        if later_keys:
-            self._schedule(np.concatenate(later_keys), np.concatenate(later_times), t)
 
     # -- the Python path for a few keys ------------------------------------------------------
     def _small_keys(self, inputs, pending) -> list | None:

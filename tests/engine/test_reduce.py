@@ -115,3 +115,21 @@ def test_a_reduce_over_many_keys_accumulates_the_entered_view(monkeypatch):
     epochs = [[((k, v), 1) for k in range(5) for v in range(4)], [((2, 1), -1), ((7, 7), 2)]]
     _check_outer_set_operations(epochs, "tiny")
     assert calls and max(calls) >= 3
+
+
+@pytest.mark.parametrize("name", ["count", "min", "top_k", "reduce"])
+def test_a_reduce_over_more_keys_than_a_chunk_evaluates_chunk_by_chunk(monkeypatch, name):
+    """A run over more keys than ``REDUCE_CHUNK_KEYS`` evaluates them a chunk at a time (the
+    numpy path), emits one batch per chunk at the same time, and its results are the
+    oracle's after every epoch (insertions, then deletions and changes across chunks)."""
+    from ddlab.engine.operators.reduce import Reduce
+
+    chunks = []
+    original = Reduce._evaluate
+    monkeypatch.setattr(Reduce, "_evaluate", lambda self, t, codes, *rest:
+                        chunks.append(len(codes)) or original(self, t, codes, *rest))
+    epochs = [[((k, v), 1) for k in range(23) for v in range(3)],
+              [((k, 0), -1) for k in range(0, 23, 2)] + [((k, 9), 2) for k in range(5, 20)]]
+    with tuned(KERNELS=False, REDUCE_CHUNK_KEYS=5, LARGE_KEYS=3, SMALL_KEYS=1):
+        check_operator(name, 0, epochs)
+    assert chunks and max(chunks) == 5 and len(chunks) >= 5
