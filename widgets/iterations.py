@@ -47,6 +47,11 @@ def _empty_lines() -> dict:
             "name": []}
 
 
+#: What the faded earlier moves need: their points and their epoch (the colour).  Nothing
+#: reads more of them (no hover), and every column is sent with each move.
+PAST_FIELDS = ("xs", "ys", "epoch")
+
+
 class IterationPlot:
     """The ``ddlab-iterations`` plot of one loop."""
 
@@ -55,7 +60,8 @@ class IterationPlot:
         self.loop, self.history = loop, history
         # named, so a browser test can read them back from the page's bokeh documents
         self.current = ColumnDataSource(data=_empty_lines(), name="ddlab-differential")
-        self.past = ColumnDataSource(data=_empty_lines(), name="ddlab-earlier-moves")
+        self.past = ColumnDataSource(data={k: [] for k in PAST_FIELDS},
+                                     name="ddlab-earlier-moves")
         self.points = ColumnDataSource(data={"x": [], "y": [], "records": []},
                                        name="ddlab-differential-points")
         self.references = ColumnDataSource(data={"xs": [], "ys": [], "label": [], "colour": [],
@@ -121,7 +127,7 @@ class IterationPlot:
         """Stream this move's curve; returns it (records in difference per iteration)."""
         row = self.row(flow, epoch, position, window)
         self.current.stream(row, rollover=1)
-        self.past.stream(row, rollover=self.history)
+        self.past.stream({k: row[k] for k in PAST_FIELDS}, rollover=self.history)
         self.mapper.update(low=epoch - self.history, high=epoch)
         self._points(row["records"][0])
         return row["records"][0]
@@ -135,7 +141,7 @@ class IterationPlot:
         epochs, oldest first); the reference lines are cleared (they were another loop's)."""
         self.loop = loop
         self.figure.title.text = self._title(loop)
-        past = {k: [v for r in rows for v in r[k]] for k in _empty_lines()}
+        past = {k: [v for r in rows for v in r[k]] for k in PAST_FIELDS}
         self.past.data = past
         self.current.data = rows[-1] if rows else _empty_lines()
         self._points(rows[-1]["records"][0] if rows else [])
