@@ -95,6 +95,12 @@ LARGE_GATHER_ROWS = 4096
 #: (45.5M rows merged for a 15.4M-row trace; 30.5M with 8M/4).  CC random-400k-3.4m:
 #: update median 2.30-2.33 ms with 8M/4 against 2.42-2.50 ms with 4M/8 (commit fdbc260).
 LARGE_SPINE_ROWS = 8_000_000
+#: Spine batches of at least this many rows whose fields all fit in 32 bits (node ids,
+#: labels, epochs, iterations, small priorities, diffs; no float field) are stored as int32
+#: (:func:`~ddlab.engine.trace.layout.narrowed`): half the memory of the large batches a
+#: from-scratch load leaves (CC random-400k-3.4m: NOTES 2026-11-24, later).  Everything
+#: read out of the trace is int64 again; the kernels scan either width.
+NARROW_ROWS = 65536
 #: See :data:`LARGE_SPINE_ROWS`: each extra batch of a large trace costs every small lookup
 #: one more search (4M/8 kept 6 batches of the 15M-row loop trace, 8M/4 keeps 3).
 MAX_SPINE_BATCHES = 4
@@ -140,15 +146,17 @@ REDUCE_GROUP_TIMES_ROWS = 32
 LARGE_KEYS = 1024
 
 # -- compiled kernels (kernels/) ----------------------------------------------------------------
-#: A reduce run over at most this many keys takes the compiled kernels; beyond, the numpy
-#: path packs many keys' rows straight from the trace batches (``accumulate_until``) in less
-#: memory than the kernels' row buffers.  Unbounded, CC on random-400k-3.4m grew to 3.0 GB
-#: from scratch (2.2 GB with the bound); the same bound as :data:`LARGE_KEYS`.
-KERNEL_REDUCE_KEYS = 1024
+#: A reduce's kernel run evaluates at most this many keys at once; a run over more keys
+#: (a loop's iterations from scratch) goes chunk by chunk, so the kernels' row buffers hold
+#: one chunk's histories.  Before chunking, runs over more keys took the numpy path (in one
+#: piece, unbounded the kernels' buffers grew CC on random-400k-3.4m to 3.0 GB); chunked, CC
+#: 3.4M from scratch 15.2 -> 14.3 s (the loop's min 6.3 -> 4.1 s), peak 1,775 -> 1,742 MB
+#: (16,384 keys: 14.2 s, 1,783 MB; 65,536: 14.9 s, 1,777 MB).
+KERNEL_REDUCE_KEYS = 4096
 #: A join run whose changes hold at most this many rows (both sides) takes the compiled
 #: kernels; larger ones (a loop's first iterations from scratch) take the numpy path, which
-#: builds only the selected columns of millions of pairs (not measured separately: four
-#: times :data:`KERNEL_REDUCE_KEYS`, since a join's rows are narrower than a reduce's keys).
+#: builds only the selected columns of millions of pairs (not measured separately: set at
+#: four times the reduce's bound of the time, 1,024 keys, a join's rows being narrower).
 KERNEL_JOIN_ROWS = 4096
 #: Consolidations of fewer rows than this take the compiled kernel (one call instead of a
 #: dozen numpy calls or a Python dict); from here on the numpy path's packed sort is as
@@ -184,7 +192,7 @@ TINY = {
     "REDUCE_CHUNK_KEYS": 4,
     "SMALL_INSERT": 2, "RECENT_CAPACITY": 3, "RECENT_QUERY": 2, "SMALL_QUERY": 2,
     "CACHE_ROWS": 4, "LARGE_MERGE_ROWS": 4, "LARGE_GATHER_ROWS": 4, "LARGE_SPINE_ROWS": 6,
-    "MAX_SPINE_BATCHES": 2, "KEY_INDEX_ROWS": 4,
+    "MAX_SPINE_BATCHES": 2, "KEY_INDEX_ROWS": 4, "NARROW_ROWS": 5,
     "SMALL_DELTA": 2, "SMALL_MATCHES": 3, "SMALL_PAIRS": 3, "JOIN_PRESELECT_ROWS": 2,
     "JOIN_SMALLER_DELTA_ROWS": 2, "JOIN_GROUP_TIMES_ROWS": 2,
     "SMALL_KEYS": 2, "SMALL_HISTORY": 3, "REDUCE_GROUP_TIMES_ROWS": 2, "LARGE_KEYS": 3,

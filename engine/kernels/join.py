@@ -154,4 +154,7 @@ def warm_up() -> None:
     out = np.empty((6, 16), dtype=np.int64)
     n = M.match(data, 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t, 1, out, 0)
     n = M.match(data, 3, False, 1, 2, dcodes, order, dcols, diffs, 1, source, t, -1, out, n)
+    # a narrowed spine batch (int32; see trace.layout.narrowed)
+    M.match(data.astype(np.int32), 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t,
+            1, out, n)
     M.group_by_time(out, n, 3, 2)

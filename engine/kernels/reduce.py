@@ -7,8 +7,9 @@ traces (one :func:`~.histories.scan` per run of ``Trace.packed_runs``: each spin
 the recent rows);
 the new output per key (:func:`~.logics.evaluate_by_key`) minus the output accumulated so
 far; the output changes inserted and emitted, sorted by record like the other paths; the later
-interesting times scheduled.  It returns ``False``, having changed nothing, when the program
-or the data do not qualify, and the general path runs.
+interesting times scheduled; more keys than ``tuning.KERNEL_REDUCE_KEYS`` a chunk at a time
+(the row buffers hold one chunk's histories).  It returns ``False``, having changed nothing,
+when the program or the data do not qualify, and the general path runs.
 """
 from __future__ import annotations
 
@@ -153,9 +154,22 @@ def process(op, t: tuple, inputs, pending) -> bool:
     if not plan.ok:
         return False
     keys = _unique(parts)
+    step = tuning.KERNEL_REDUCE_KEYS
+    if len(keys) <= step:
+        return _run(op, plan, code, t, keys)
+    if code == L.GIVEN:
+        return False  # threshold's function could fail on a later chunk: all or nothing
+    # chunk by chunk: the row buffers hold one chunk's histories, not every key's
+    for lo in range(0, len(keys), step):
+        _run(op, plan, code, t, keys[lo:lo + step])
+    return True
+
+
+def _run(op, plan, code, t, keys) -> bool:
+    """:func:`process` for the sorted key codes ``keys``."""
     nk = len(keys)
-    if nk > tuning.KERNEL_REDUCE_KEYS:
-        return False
+    out_trace = op.out_trace
+    out_kinds = out_trace.kinds
     tarr = np.array(t, dtype=np.int64)
     later = _buffers.get("later", 1 + len(t))
     nl = 0
@@ -231,6 +245,8 @@ def warm_up() -> None:
     rows = np.empty((4, 8), dtype=np.int64)
     later = np.empty((3, 8), dtype=np.int64)
     n, nl = H.scan(data, data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
+    # a narrowed spine batch (int32; see trace.layout.narrowed)
+    H.scan(data.astype(np.int32), data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
     H.unique_codes(np.array([2, 1, 2], dtype=np.int64))
     L.finish(L.MIN, 1, True, False, 2, rows, n, 2, rows, n, 2, _EMPTY_ROWS, _EMPTY, _EMPTY,
              later, nl)

@@ -39,6 +39,46 @@ def pack(keycode, cols, times, diffs, order=None) -> tuple[np.ndarray, tuple]:
     return data, floats
 
 
+INT32_MIN, INT32_MAX = int(np.iinfo(np.int32).min), int(np.iinfo(np.int32).max)
+
+
+def narrowed(data: np.ndarray, floats: tuple) -> np.ndarray:
+    """``data`` as int32 when it is a large batch (:data:`~ddlab.engine.tuning.NARROW_ROWS`)
+    without float fields whose every value lies strictly inside the int32 range (so a query
+    clipped to that range compares with every value as the query itself does); else as is."""
+    if (data.dtype != np.int64 or data.shape[1] < max(tuning.NARROW_ROWS, 1)
+            or not tuning.FAST_PATHS or True in floats):
+        return data
+    if INT32_MIN < int(data.min()) and int(data.max()) < INT32_MAX:
+        return data.astype(np.int32)
+    return data
+
+
+def fits_narrow(parts) -> bool:
+    """Whether packed matrices (int32 already, or int64 checked) all fit :func:`narrowed`'s
+    range."""
+    for data in parts:
+        if data.dtype == np.int64 and data.shape[1] and not (
+                INT32_MIN < int(data.min()) and int(data.max()) < INT32_MAX):
+            return False
+    return True
+
+
+def narrow_query(column: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """``query`` (int64 key codes) in ``column``'s dtype for a ``searchsorted``: numpy would
+    otherwise convert the whole int32 column to int64 at every search.  Clipping keeps each
+    query's order against every value of a narrowed column (its values lie strictly inside
+    the int32 range)."""
+    if column.dtype == np.int32 and query.dtype != np.int32:
+        return np.clip(query, INT32_MIN, INT32_MAX).astype(np.int32)
+    return query
+
+
+def wide(data: np.ndarray) -> np.ndarray:
+    """A packed matrix as int64 (what leaves the trace package; a copy of a narrowed one)."""
+    return data if data.dtype == np.int64 else data.astype(np.int64)
+
+
 def unpack(data: np.ndarray, floats: tuple):
     """Views ``(keycode, cols, times, diffs)`` of a packed matrix (no copies)."""
     arity = len(floats)

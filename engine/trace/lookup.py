@@ -16,7 +16,7 @@ from .. import tuning
 from ..batch import packing_ranges, sum_packed
 from ..lattice import leq, leq_rows
 from .batches import TraceBatch
-from .layout import take_columns
+from .layout import narrow_query, take_columns
 from .rows import Rows
 
 INT64_MAX = np.iinfo(np.int64).max
@@ -27,11 +27,11 @@ def run_bounds(batches, query: np.ndarray, largest: int | None) -> list[list]:
     ``len(query)`` joined): one search per batch; two where ``c + 1`` would wrap (``largest``,
     the largest query code, is the int64 maximum)."""
     if largest == INT64_MAX:
-        return [np.concatenate([b.keycode.searchsorted(query, "left"),
-                                b.keycode.searchsorted(query, "right")]).tolist()
-                for b in batches]
+        return [np.concatenate([b.keycode.searchsorted(narrow_query(b.keycode, query), "left"),
+                                b.keycode.searchsorted(narrow_query(b.keycode, query), "right")
+                                ]).tolist() for b in batches]
     probe = np.concatenate([query, query + 1])
-    return [b.keycode.searchsorted(probe).tolist() for b in batches]
+    return [b.keycode.searchsorted(narrow_query(b.keycode, probe)).tolist() for b in batches]
 
 
 def key_ranges(b: TraceBatch, codes: np.ndarray):
@@ -55,10 +55,11 @@ def key_ranges(b: TraceBatch, codes: np.ndarray):
                 index = (kc.take(starts), np.append(starts, n))
         b.key_index = index
     if index is False:
-        lo = b.keycode.searchsorted(codes, "left")
-        return lo, b.keycode.searchsorted(codes, "right") - lo
+        query = narrow_query(b.keycode, codes)
+        lo = b.keycode.searchsorted(query, "left")
+        return lo, b.keycode.searchsorted(query, "right") - lo
     keys, bounds = index
-    j = keys.searchsorted(codes)
+    j = keys.searchsorted(narrow_query(keys, codes))
     found = np.take(keys, j, mode="clip") == codes
     lo = bounds.take(j)
     counts = np.take(bounds, j + 1, mode="clip") - lo
@@ -98,7 +99,8 @@ def collect(picks) -> Rows:
     first = picks[0][0]
     total = sum(len(idx) for _, idx in picks)
     if total < tuning.LARGE_GATHER_ROWS:  # small: one concatenate of the picked columns
-        data = np.concatenate([take_columns(b.data, idx) for b, idx in picks], axis=1)
+        data = np.concatenate([take_columns(b.data, idx) for b, idx in picks], axis=1,
+                              dtype=np.int64)
         return Rows.from_packed(data, first.floats)
     # large: gather straight into the result, field by field (no temporary copies; the
     # indices come from searchsorted over the batch, so 'clip' never clips)
@@ -107,7 +109,7 @@ def collect(picks) -> Rows:
     for b, idx in picks:
         end = pos + len(idx)
         for j in range(len(data)):
-            np.take(b.data[j], idx, out=data[j, pos:end], mode="clip")
+            _take_into(b.data[j], idx, data[j, pos:end])
         pos = end
     return Rows.from_packed(data, first.floats)
 
@@ -125,10 +127,10 @@ def picks_until(batches, codes, t):
         if b.upper is None:
             b.upper = tuple(int(c.max()) for c in b.times.T)
         if not leq(b.upper, t):
-            times = np.take(b.times, idx, axis=0)
+            times = np.take(b.times, idx, axis=0).astype(np.int64, copy=False)
             now = leq_rows(times, t)
             if not now.all():
-                later_codes.append(b.keycode.take(idx[~now]))
+                later_codes.append(b.keycode.take(idx[~now]).astype(np.int64, copy=False))
                 later_times.append(times[~now])
                 idx = idx[now]
         if len(idx):
@@ -141,8 +143,8 @@ def gather_fields(picks, kinds):
     reads: not the times, not a separate key code)."""
     arity = len(kinds)
     total = sum(len(idx) for _, idx in picks)
-    if picks:
-        dtypes = [c.dtype for c in picks[0][0].cols]
+    if picks:   # (int64 for narrowed batches' int32 fields)
+        dtypes = [np.float64 if c.dtype.kind == "f" else np.int64 for c in picks[0][0].cols]
     else:
         dtypes = [np.float64 if k == "f" else np.int64 for k in kinds]
     cols = [np.empty(total, dtype=d) for d in dtypes]
@@ -151,8 +153,8 @@ def gather_fields(picks, kinds):
     for b, idx in picks:
         end = pos + len(idx)
         for j in range(arity):
-            np.take(b.cols[j], idx, out=cols[j][pos:end], mode="clip")
-        np.take(b.diffs, idx, out=diffs[pos:end], mode="clip")
+            _take_into(b.cols[j], idx, cols[j][pos:end])
+        _take_into(b.diffs, idx, diffs[pos:end])
         pos = end
     return cols, diffs
 
@@ -167,7 +169,7 @@ def picked_ranges(picks):
     for b, _ in picks:
         if b.bounds is None:
             fields = b.cols + (b.diffs,)
-            if any(f.dtype != np.int64 for f in fields):
+            if any(f.dtype.kind != "i" for f in fields):   # a float column
                 return None
             b.bounds = tuple((int(f.min()), int(f.max())) for f in fields)
         bounds = b.bounds if bounds is None else tuple(
@@ -191,7 +193,7 @@ def accumulate(picks, ranges, arity: int):
             seg, tmp = packed[pos:pos + len(part)], scratch[:len(part)]
             for field, lo, bits in fields:
                 if bits:
-                    np.take(field, part, out=tmp, mode="clip")
+                    _take_into(field, part, tmp)
                     if lo:
                         tmp -= lo
                     seg <<= bits
@@ -199,3 +201,12 @@ def accumulate(picks, ranges, arity: int):
             pos += len(part)
     cols, _, weights = sum_packed(packed, ranges, arity)
     return list(cols), weights
+
+
+def _take_into(field: np.ndarray, idx: np.ndarray, out: np.ndarray) -> None:
+    """``out[:] = field[idx]``; ``np.take(..., out=)`` when the dtypes agree (no temporary),
+    an assignment when ``field`` is a narrowed batch's int32 row."""
+    if field.dtype == out.dtype:
+        np.take(field, idx, out=out, mode="clip")
+    else:
+        out[:] = field.take(idx, mode="clip")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layout import take_columns, unpack
+from .layout import take_columns, unpack, wide
 
 
 class Rows:
@@ -20,6 +20,7 @@ class Rows:
 
     @classmethod
     def from_packed(cls, data, floats) -> "Rows":
+        data = wide(data)     # rows from a narrowed batch leave the trace as int64
         keycode, cols, times, diffs = unpack(data, floats)
         rows = cls(keycode, cols, times, diffs)
         rows.data, rows.floats = data, floats

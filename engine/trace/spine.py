@@ -21,7 +21,7 @@ from ..errors import SchemaError
 from ..lattice import advance
 from . import lookup
 from .batches import TraceBatch
-from .layout import is_sorted, pack, take_columns
+from .layout import fits_narrow, is_sorted, narrowed, pack, take_columns, wide
 from .recent import CachedHistories, RecentRows
 from .rows import Rows
 
@@ -92,7 +92,8 @@ class Trace(CachedHistories):
         times = np.broadcast_to(np.asarray(t, dtype=np.int64), (len(batch), self.depth))
         order = None if is_sorted(code) else np.argsort(code, kind="stable")
         data, floats = pack(code, batch.cols, times, batch.diffs, order)
-        self.batches.append(TraceBatch.from_packed(data, floats, self.clock.epoch))
+        self.batches.append(TraceBatch.from_packed(narrowed(data, floats), floats,
+                                                   self.clock.epoch))
         self._maintain()
 
     def _spill_recent(self) -> None:
@@ -135,13 +136,16 @@ class Trace(CachedHistories):
         if (len(parts) == 2 and tuning.FAST_PATHS and parts[0].floats == parts[1].floats
                 and True not in parts[0].floats and kernels.active()):
             first = 0 if parts[0].floats and parts[0].floats[0] is None else 1
-            data = kernels.merge_compact(parts[0].data, parts[1].data,
+            data = kernels.merge_compact(wide(parts[0].data), wide(parts[1].data),
                                          first + len(parts[0].floats), epoch)
-            return TraceBatch.from_packed(data, parts[0].floats, epoch) if data.shape[1] \
-                else None
-        cols = [np.concatenate([p.cols[j] for p in parts]) for j in range(len(parts[0].cols))]
-        times = np.concatenate([p.times for p in parts])
-        diffs = np.concatenate([p.diffs for p in parts])
+            return TraceBatch.from_packed(narrowed(data, parts[0].floats), parts[0].floats,
+                                          epoch) if data.shape[1] else None
+        # (int64 whatever the parts' width: narrowed parts hold int32 fields)
+        cols = [np.concatenate([p.cols[j] for p in parts],
+                               dtype=np.float64 if parts[0].cols[j].dtype.kind == "f"
+                               else np.int64) for j in range(len(parts[0].cols))]
+        times = np.concatenate([p.times for p in parts], dtype=np.int64)
+        diffs = np.concatenate([p.diffs for p in parts], dtype=np.int64)
         frontier = (epoch,) + (0,) * (self.depth - 1)
         cols, times, diffs = consolidate(cols, diffs, advance(times, frontier), runs=True)
         if not len(diffs):
@@ -149,7 +153,7 @@ class Trace(CachedHistories):
         code = key_code(cols, self.kinds, self.nkey)
         order = None if is_sorted(code) else np.argsort(code, kind="stable")
         data, floats = pack(code, cols, times, diffs, order)
-        return TraceBatch.from_packed(data, floats, epoch)
+        return TraceBatch.from_packed(narrowed(data, floats), floats, epoch)
 
     def compact(self) -> None:
         """Merge every batch (and the recent rows) into one, compacted to the current
@@ -333,18 +337,23 @@ def _merge_by_key(parts, epoch: int) -> TraceBatch:
     total = sum(len(p) for p in parts)
     if total < tuning.LARGE_MERGE_ROWS:
         if len(parts) == 2 and kernels.active():
-            return TraceBatch.from_packed(kernels.merge_by_key(parts[0].data, parts[1].data),
-                                          parts[0].floats, epoch)
-        data = np.concatenate([p.data for p in parts], axis=1)
+            data = kernels.merge_by_key(wide(parts[0].data), wide(parts[1].data))
+            return TraceBatch.from_packed(narrowed(data, parts[0].floats), parts[0].floats,
+                                          epoch)
+        data = np.concatenate([wide(p.data) for p in parts], axis=1)
         order = np.argsort(data[0], kind="stable")
-        return TraceBatch.from_packed(take_columns(data, order), parts[0].floats, epoch)
+        return TraceBatch.from_packed(narrowed(take_columns(data, order), parts[0].floats),
+                                      parts[0].floats, epoch)
     # large: every part's rows go straight to their merged positions, field by field
     # (the inverse of the stable order; no concatenated copy of any field)
     order = np.argsort(np.concatenate([p.keycode for p in parts]), kind="stable")
     position = np.empty(total, dtype=np.intp)
     position[order] = np.arange(total)
     del order
-    data = np.empty((len(parts[0].data), total), dtype=np.int64)
+    # written straight in int32 when the result will be narrowed (no int64 copy of it)
+    narrow = (total >= max(tuning.NARROW_ROWS, 1) and tuning.FAST_PATHS
+              and True not in parts[0].floats and fits_narrow([p.data for p in parts]))
+    data = np.empty((len(parts[0].data), total), dtype=np.int32 if narrow else np.int64)
     start = 0
     for p in parts:
         where = position[start:start + len(p)]

@@ -298,3 +298,69 @@ def test_the_entered_view_reads_like_the_trace_with_zero_coordinates(
         assert [c.tolist() for c in vcodes] == [c.tolist() for c in tcodes]
         assert [v.tolist() for v in vtimes] == \
             [[list(row) + [0] * extra for row in u.tolist()] for u in ttimes]
+
+
+BIG = 2**31 - 1   # the int32 maximum: a batch holding it (or more) is not narrowed
+
+
+@given(batches=st.lists(st.lists(st.tuples(st.integers(0, 12),
+                                           st.sampled_from([0, 3, -7, BIG - 1]),
+                                           st.sampled_from([1, -1, 2])),
+                                 min_size=1, max_size=30), min_size=1, max_size=8),
+       wide=st.sampled_from([None, BIG, 2**40]), nkey=st.sampled_from([1, 2]),
+       epochs=st.booleans(),
+       queries=st.lists(st.sampled_from([1, 5, 12, 13, -2**40, BIG, 2**40, 2**40 + 5]),
+                        max_size=6))
+def test_narrowed_batches_read_like_wide_ones(batches, wide, nkey, epochs, queries):
+    """Spine batches whose values all fit in 32 bits are stored as int32 (from
+    ``NARROW_ROWS`` rows; five here); every read returns int64 and the same rows as a trace
+    that never narrows, for queries inside and far outside the int32 range (a key code of
+    ``2**40`` must not match a clipped one)."""
+    answers, widths = [], set()
+    for narrow in (5, 10**9):
+        clock = _EpochClock()
+        with tuned("tiny", NARROW_ROWS=narrow):
+            trace = Trace(nkey, 2, clock, "t")
+            for i, rows_ in enumerate(batches):
+                clock.epoch = i // 2 if epochs else 0
+                a = np.array(rows_, dtype=np.int64)
+                if wide is not None and i == len(batches) - 1:
+                    a[0, 1] = wide     # one value that does not fit: that batch stays int64
+                trace.insert((clock.epoch, i), Batch([a[:, 0], a[:, 1]], ("i", "i"),
+                                                     a[:, 2]).consolidate())
+            widths |= {(narrow, b.data.dtype.name) for b in trace.batches}
+            codes = np.unique(np.array(queries + [0, 3], dtype=np.int64)) if nkey == 1 else \
+                np.unique(trace.all_rows().keycode)[::2]
+            got = [_trace_rows(trace)]
+            for rows in (trace.gather(codes), trace.gather_matches(codes)[1],
+                         trace.all_rows()):
+                assert all(c.dtype == np.int64 for c in rows.cols + [rows.times, rows.diffs])
+                got.append(_summed(zip(rows.keycode.tolist(), *[c.tolist() for c in rows.cols],
+                                       map(tuple, rows.times.tolist()), rows.diffs.tolist())))
+            cols, weights, later_codes, later_times = trace.accumulate_until(codes, (0, 3))
+            assert all(c.dtype == np.int64 for c in [*cols, *later_codes, *later_times])
+            got.append(_summed(zip(*[c.tolist() for c in cols], weights.tolist())))
+            got.append(sorted(zip(np.concatenate(later_codes or [codes[:0]]).tolist(),
+                                  map(tuple, np.concatenate(
+                                      later_times or [np.zeros((0, 2), np.int64)]).tolist()))))
+            got.append(trace.histories(codes.tolist(), 10**6))
+            answers.append(got)
+    assert answers[0] == answers[1]
+    assert (10**9, "int32") not in widths
+
+
+def test_a_batch_holding_a_value_beyond_int32_stays_wide():
+    """Narrowing needs every value strictly inside the int32 range; float columns never
+    narrow (their bits are int64)."""
+    from ddlab.engine.trace.layout import narrowed
+
+    fits = np.array([[1, 2, 3, 4, 5, 6], [-5, 0, 7, 2**31 - 2, 1, 1]], dtype=np.int64)
+    with tuned(NARROW_ROWS=4):
+        assert narrowed(fits, (None, False)).dtype == np.int32
+        assert (narrowed(fits, (None, False)) == fits).all()
+        for edge in (2**31 - 1, -2**31, 2**40):
+            wide = fits.copy()
+            wide[1, 2] = edge
+            assert narrowed(wide, (None, False)).dtype == np.int64
+        assert narrowed(fits, (None, True)).dtype == np.int64
+    assert narrowed(fits, (None, False)).dtype == np.int64   # fewer rows than NARROW_ROWS
