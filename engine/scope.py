@@ -35,15 +35,14 @@ class Scope:
         self.children: list[Scope] = []
         self.node = None
         self._running_prefix = None
+        #: ``root/scc/reach``: names are fixed, so built once (statistics readers ask for it
+        #: per operator run)
+        self.path = name if parent is None else f"{parent.path}/{name}"
         if parent is not None:
             from .operators.loops import ScopeNode
 
             parent.children.append(self)
             self.node = ScopeNode(parent, self)
-
-    @property
-    def path(self) -> str:
-        return self.name if self.parent is None else f"{self.parent.path}/{self.name}"
 
     def add(self, op) -> int:
         self.ops.append(op)

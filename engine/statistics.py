@@ -140,9 +140,13 @@ class Statistics:
         prefix = loop + "/"
         cells: dict[tuple, int] = {}
         kind = None
+        inside: dict = {}   # scope -> whether it is the loop or nested in it
         for op, t, _, n_out, _ in self.runs(epochs):
-            path = op.scope.path
-            if path != loop and not path.startswith(prefix):
+            scope = op.scope
+            hit = inside.get(scope)
+            if hit is None:
+                hit = inside[scope] = scope.path == loop or scope.path.startswith(prefix)
+            if not hit:
                 continue
             if kind is None:
                 kind = op.scope.coordinate_kinds[depth]
