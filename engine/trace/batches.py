@@ -7,7 +7,8 @@ from .rows import Rows
 
 class TraceBatch:
     """Immutable run of updates sorted by ``keycode``: columns, an ``(n, d)`` time matrix, diffs
-    (views of one packed matrix ``data``, see :func:`~.layout.pack`).
+    (views of one packed matrix ``data``, see :func:`~.layout.pack`; int32 views when the
+    batch is narrowed, :func:`~.layout.narrowed`, which only the trace package reads).
 
     ``since`` is the epoch whose frontier its times are compacted to: a batch with
     ``since`` equal to the current epoch needs no compaction, and two such batches cannot hold

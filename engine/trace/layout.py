@@ -1,4 +1,5 @@
-"""The packed layout: every field of a run of trace updates in one ``(fields, n)`` int64 matrix.
+"""The packed layout: every field of a run of trace updates in one ``(fields, n)`` int64 matrix
+(int32 for a large spine batch whose values all fit: :func:`narrowed`; read back as int64).
 
 Rows are key code, columns (float bits for floats), time coordinates, diff; each field is a
 contiguous row of the matrix.  Gathering rows is then one ``take`` and concatenating one call,
