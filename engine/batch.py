@@ -131,7 +131,7 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
             all(c.dtype.kind == "i" for c in cols):
         return _consolidate_small(cols, diffs, times)
     if n >= tuning.PACKED_ROWS and tuning.FAST_PATHS:
-        out = _consolidate_packed(cols, diffs, times)
+        out = _consolidate_packed(cols, diffs, times, runs)
         if out is not None:
             return out
     keys = list(cols)
@@ -158,14 +158,15 @@ def consolidate(cols, diffs, times=None, runs: bool = False):
     return out_cols, times.take(pick, axis=0), sums[keep]
 
 
-def _consolidate_packed(cols, diffs, times):
+def _consolidate_packed(cols, diffs, times, runs: bool = False):
     """:func:`consolidate` for int64 rows whose fields and diff fit together in 63 bits (the
     usual case: node ids, labels, small iteration coordinates, diffs of +-1): each row and its
     diff packed into one int64 (ranges shifted to their minimum), sorted as values (a
     vectorised sort of values is several times faster than a stable sort of indices, and no
     column is gathered through a permutation), then equal records summed and the record
     columns unpacked from the sorted values.  Same rows, same order as the general path;
-    ``None`` when the rows do not fit (the caller takes the general path)."""
+    ``None`` when the rows do not fit (the caller takes the general path).  ``runs``: see
+    :func:`sum_packed`."""
     keys = list(cols)
     if times is not None:
         keys.extend(times.T)
@@ -187,7 +188,7 @@ def _consolidate_packed(cols, diffs, times):
                 np.subtract(k[a:b], lo, out=t)
                 seg |= t
     del tmp
-    out_cols, out_times, sums = sum_packed(packed, ranges, len(cols))
+    out_cols, out_times, sums = sum_packed(packed, ranges, len(cols), runs)
     if times is None:
         return out_cols, sums
     return out_cols, out_times, sums
@@ -230,14 +231,19 @@ def _group_starts(packed, shift):
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def sum_packed(packed, ranges, ncols):
+def sum_packed(packed, ranges, ncols, runs: bool = False):
     """Consolidate rows packed one per int64 with ``ranges`` (see :func:`packing_ranges`;
     fields first to last, most significant first, the diff last): ``(cols, times, diffs)``
     sorted by record then time, zero sums dropped; ``times`` is ``None`` when the fields are
-    only the ``ncols`` columns.  Sorts ``packed`` in place."""
+    only the ``ncols`` columns.  Sorts ``packed`` in place.
+
+    ``runs``: the rows are a few sorted runs (a concatenation of consolidated batches, a
+    trace's batches): a stable sort (timsort) then merges them in about linear time, two runs
+    of 3.4M rows each in 0.04 s against 0.48 s for numpy's default sort; on rows in no order
+    it is a little slower (0.48 against 0.42 s for 6.8M)."""
     n = len(packed)
     dlo, dbits = ranges[-1]
-    packed.sort()
+    packed.sort(kind="stable" if runs and tuning.FAST_PATHS else None)
     starts = _group_starts(packed, dbits)
     group = packed.take(starts)
     if dbits:

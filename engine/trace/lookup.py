@@ -199,7 +199,7 @@ def accumulate(picks, ranges, arity: int):
                     seg <<= bits
                     seg |= tmp
             pos += len(part)
-    cols, _, weights = sum_packed(packed, ranges, arity)
+    cols, _, weights = sum_packed(packed, ranges, arity, runs=True)   # a run per batch
     return list(cols), weights
 
 
