@@ -50,19 +50,14 @@ def narrowed(data: np.ndarray, floats: tuple) -> np.ndarray:
     if (data.dtype != np.int64 or data.shape[1] < max(tuning.NARROW_ROWS, 1)
             or not tuning.FAST_PATHS or True in floats):
         return data
-    if INT32_MIN < int(data.min()) and int(data.max()) < INT32_MAX:
-        return data.astype(np.int32)
-    return data
+    return data.astype(np.int32) if fits_narrow([data]) else data
 
 
 def fits_narrow(parts) -> bool:
-    """Whether packed matrices (int32 already, or int64 checked) all fit :func:`narrowed`'s
-    range."""
-    for data in parts:
-        if data.dtype == np.int64 and data.shape[1] and not (
-                INT32_MIN < int(data.min()) and int(data.max()) < INT32_MAX):
-            return False
-    return True
+    """Whether packed matrices (int32 already, or int64 checked) all lie strictly inside the
+    int32 range."""
+    return all(data.dtype == np.int32 or not data.shape[1] or
+               (INT32_MIN < int(data.min()) and int(data.max()) < INT32_MAX) for data in parts)
 
 
 def narrow_query(column: np.ndarray, query: np.ndarray) -> np.ndarray:

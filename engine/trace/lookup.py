@@ -27,9 +27,12 @@ def run_bounds(batches, query: np.ndarray, largest: int | None) -> list[list]:
     ``len(query)`` joined): one search per batch; two where ``c + 1`` would wrap (``largest``,
     the largest query code, is the int64 maximum)."""
     if largest == INT64_MAX:
-        return [np.concatenate([b.keycode.searchsorted(narrow_query(b.keycode, query), "left"),
-                                b.keycode.searchsorted(narrow_query(b.keycode, query), "right")
-                                ]).tolist() for b in batches]
+        out = []
+        for b in batches:
+            q = narrow_query(b.keycode, query)
+            out.append(np.concatenate([b.keycode.searchsorted(q, "left"),
+                                       b.keycode.searchsorted(q, "right")]).tolist())
+        return out
     probe = np.concatenate([query, query + 1])
     return [b.keycode.searchsorted(narrow_query(b.keycode, probe)).tolist() for b in batches]
 
