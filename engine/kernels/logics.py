@@ -97,48 +97,6 @@ def lexsort_segment(cols, idx, lo, hi, tmp):
 
 
 @njit(cache=True)
-def _argsort_values(vals, idx, n, tmp):
-    """Sort ``idx[:n]`` by ``vals[idx]`` (stable; insertion runs, then merges)."""
-    for s in range(0, n, _INSERTION):
-        e = min(s + _INSERTION, n)
-        for i in range(s + 1, e):
-            v = idx[i]
-            j = i - 1
-            while j >= s and vals[v] < vals[idx[j]]:
-                idx[j + 1] = idx[j]
-                j -= 1
-            idx[j + 1] = v
-    width = _INSERTION
-    src, dst = idx, tmp
-    while width < n:
-        for s in range(0, n, 2 * width):
-            mid = min(s + width, n)
-            e = min(s + 2 * width, n)
-            i, j, k = s, mid, s
-            while i < mid and j < e:
-                if vals[src[j]] < vals[src[i]]:
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < e:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        width *= 2
-    if src is not idx:
-        for i in range(n):
-            idx[i] = src[i]
-
-
-@njit(cache=True)
 def sort_rows(cols, n):
     """A permutation of ``0..n-1`` sorting the columns ``cols[:, :n]`` lexicographically.
     When the fields' ranges fit in 63 bits together (node ids, labels, iterations, epochs),
@@ -184,7 +142,7 @@ def sort_rows(cols, n):
             lo = lows[f]
             for i in range(n):
                 vals[i] = (vals[i] << b) | (cols[f, i] - lo)
-    _argsort_values(vals, idx, n, tmp)
+    lexsort_segment(vals.reshape(1, n), idx, 0, n, tmp)  # one packed field
     return idx
 
 
@@ -213,10 +171,18 @@ def _by_key(rows, n, nkeys, arity):
 def _consolidate_segment(cols, diffs, lo, hi, idx, tmp, out_cols, out_w, m):
     """Append the records of rows ``lo..hi-1`` consolidated (sorted, zeros dropped) to
     ``out_cols``/``out_w`` from position ``m``; returns the new count."""
-    arity = cols.shape[0]
     for i in range(lo, hi):
         idx[i] = i
     lexsort_segment(cols, idx, lo, hi, tmp)
+    return sum_sorted_runs(cols, diffs, idx, lo, hi, out_cols, out_w, m)
+
+
+@njit(cache=True)
+def sum_sorted_runs(cols, diffs, idx, lo, hi, out_cols, out_w, m):
+    """Append the records ``idx[lo:hi]`` (row numbers sorted by record) with equal records'
+    diffs summed, zero sums dropped, to ``out_cols``/``out_w`` from position ``m``; returns
+    the new count."""
+    arity = cols.shape[0]
     i = lo
     while i < hi:
         a = idx[i]

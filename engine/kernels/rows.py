@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .logics import _same, lexsort_segment, sort_rows
+from .logics import _same, lexsort_segment, sort_rows, sum_sorted_runs
 
 
 @njit(cache=True)
@@ -28,21 +28,7 @@ def consolidate_rows(mat, diffs):
     idx = sort_rows(mat, n)
     out = np.empty((nf, n), dtype=np.int64)
     w_out = np.empty(n, dtype=np.int64)
-    m = 0
-    i = 0
-    while i < n:
-        a = idx[i]
-        w = diffs[a]
-        j = i + 1
-        while j < n and _same(mat, a, idx[j], 0, nf):
-            w += diffs[idx[j]]
-            j += 1
-        if w != 0:
-            for f in range(nf):
-                out[f, m] = mat[f, a]
-            w_out[m] = w
-            m += 1
-        i = j
+    m = sum_sorted_runs(mat, diffs, idx, 0, n, out, w_out, 0)
     return out[:, :m].copy(), w_out[:m].copy()
 
 
