@@ -240,10 +240,14 @@ def sum_packed(packed, ranges, ncols, runs: bool = False):
     ``runs``: the rows are a few sorted runs (a concatenation of consolidated batches, a
     trace's batches): a stable sort (timsort) then merges them in about linear time, two runs
     of 3.4M rows each in 0.04 s against 0.48 s for numpy's default sort; on rows in no order
-    it is a little slower (0.48 against 0.42 s for 6.8M)."""
+    it is a little slower (0.48 against 0.42 s for 6.8M).  Otherwise, from
+    :data:`~ddlab.engine.tuning.RADIX_SORT_ROWS` rows on, the compiled kernels' radix sort."""
     n = len(packed)
     dlo, dbits = ranges[-1]
-    packed.sort(kind="stable" if runs and tuning.FAST_PATHS else None)
+    if runs or not tuning.FAST_PATHS or n < tuning.RADIX_SORT_ROWS or not kernels.active():
+        packed.sort(kind="stable" if runs and tuning.FAST_PATHS else None)
+    else:  # rows in no order: the compiled radix sort (linear; several times numpy's)
+        kernels.sort_values(packed, sum(bits for _, bits in ranges))
     starts = _group_starts(packed, dbits)
     group = packed.take(starts)
     if dbits:

@@ -245,11 +245,23 @@ def merge_by_key(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _rows_module().merge_by_key(np.ascontiguousarray(a), np.ascontiguousarray(b))
 
 
+def merge_by_key_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    """:func:`merge_by_key` written into ``out``; ``a``, ``b`` and ``out`` of one integer
+    width (int64, or int32 for narrowed batches)."""
+    _rows_module().merge_by_key_into(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
+
+
 def merge_compact(a: np.ndarray, b: np.ndarray, time_row: int, epoch: int) -> np.ndarray:
     """Two packed batches sorted by key code merged, their epoch coordinate (row
     ``time_row``) advanced to ``epoch`` and their updates consolidated (no float fields)."""
     return _rows_module().merge_compact(np.ascontiguousarray(a), np.ascontiguousarray(b),
                                         time_row, epoch)
+
+
+def sort_values(values: np.ndarray, bits: int) -> None:
+    """Sort ``values`` (contiguous non-negative int64 below ``2**bits``) in place, by radix
+    (a scratch array as long as ``values`` while it runs)."""
+    _rows_module().radix_sort(values, bits, np.empty(len(values), dtype=np.int64))
 
 
 def sort_by_key(data: np.ndarray) -> np.ndarray:
@@ -289,7 +301,6 @@ def join_process(op, t, d_left, d_right) -> bool:
     return _join_process(op, t, d_left, d_right)
 
 
-__all__ = ["available", "active", "use_kernels", "warm_up", "cache_dir",
-           "cache_is_warm", "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
-           "merge_compact",
-           "sort_by_key"]
+__all__ = ["available", "active", "use_kernels", "warm_up", "cache_dir", "cache_is_warm",
+           "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
+           "merge_by_key_into", "merge_compact", "sort_by_key", "sort_values"]

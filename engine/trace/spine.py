@@ -344,22 +344,28 @@ def _merge_by_key(parts, epoch: int) -> TraceBatch:
         order = np.argsort(data[0], kind="stable")
         return TraceBatch.from_packed(narrowed(take_columns(data, order), parts[0].floats),
                                       parts[0].floats, epoch)
-    # large: every part's rows go straight to their merged positions, field by field
-    # (the inverse of the stable order; no concatenated copy of any field)
-    order = np.argsort(np.concatenate([p.keycode for p in parts]), kind="stable")
-    position = np.empty(total, dtype=np.intp)
-    position[order] = np.arange(total)
-    del order
-    # written straight in int32 when the result will be narrowed (no int64 copy of it)
+    # large: written straight in int32 when the result will be narrowed (no int64 copy)
     narrow = (total >= max(tuning.NARROW_ROWS, 1) and tuning.FAST_PATHS
               and True not in parts[0].floats and fits_narrow([p.data for p in parts]))
     data = np.empty((len(parts[0].data), total), dtype=np.int32 if narrow else np.int64)
-    start = 0
-    for p in parts:
-        where = position[start:start + len(p)]
-        for j in range(len(data)):
-            data[j][where] = p.data[j]
-        start += len(p)
+    if len(parts) == 2 and kernels.active() and \
+            parts[0].data.dtype == parts[1].data.dtype == data.dtype:
+        # two sorted runs merged in one sequential pass (CC 3.4M from scratch: the scatter
+        # below took 1.0 s of its merges)
+        kernels.merge_by_key_into(parts[0].data, parts[1].data, data)
+    else:
+        # every part's rows go straight to their merged positions, field by field (the
+        # inverse of the stable order; no concatenated copy of any field)
+        order = np.argsort(np.concatenate([p.keycode for p in parts]), kind="stable")
+        position = np.empty(total, dtype=np.intp)
+        position[order] = np.arange(total)
+        del order
+        start = 0
+        for p in parts:
+            where = position[start:start + len(p)]
+            for j in range(len(data)):
+                data[j][where] = p.data[j]
+            start += len(p)
     merged = TraceBatch.from_packed(data, parts[0].floats, epoch)
     # what large lookups cached on the parts holds for their union
     if all(p.upper is not None for p in parts):

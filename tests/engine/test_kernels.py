@@ -204,6 +204,40 @@ def test_sorted_runs_equal_a_stable_argsort(a, b):
                                   stable(np.concatenate([sa, sb], axis=1)))
 
 
+@given(values=st.lists(st.integers(0, 2**63 - 1), max_size=200),
+       bits=st.sampled_from([1, 7, 11, 12, 22, 33, 40, 63]), spread=st.booleans())
+def test_radix_sort_equals_numpy_sort(values, bits, spread):
+    """The radix sort orders values below ``2**bits`` as numpy's sort does, including the
+    passes it skips (every value with the same digit: ``spread`` false keeps the low digits
+    equal) and a last digit narrower than the others."""
+    mask = (1 << bits) - 1
+    arr = np.array([v & mask for v in values], dtype=np.int64)
+    if not spread and bits > 11:
+        arr &= ~np.int64((1 << 11) - 1)  # the first pass sees one digit only
+    got = arr.copy()
+    kernels.sort_values(got, bits)
+    np.testing.assert_array_equal(got, np.sort(arr))
+
+
+@pytest.mark.parametrize("n", [5000, 70000])
+def test_consolidation_with_the_radix_sort_equals_numpy(n):
+    """A packed consolidation of rows in no order past ``RADIX_SORT_ROWS`` (the radix sort)
+    gives the rows numpy's sort gives (kernels off), for rows with times and cancelling
+    diffs."""
+    from ddlab.engine.batch import consolidate
+
+    rng = np.random.default_rng(n)
+    cols = [rng.integers(0, 300, n), rng.integers(-5, 5000, n)]
+    times = rng.integers(0, 4, (n, 2))
+    diffs = rng.choice(np.array([-1, 1, 2]), n)
+    with tuned(RADIX_SORT_ROWS=1000):
+        fast = consolidate(cols, diffs, times)
+    with tuned("numpy"):
+        want = consolidate(cols, diffs, times)
+    for f, w in zip(fast[0] + (fast[1], fast[2]), want[0] + (want[1], want[2])):
+        np.testing.assert_array_equal(f, w)
+
+
 @given(rows=st.lists(st.tuples(st.integers(-2**63, 2**63 - 1), st.integers(-3, 3),
                               st.sampled_from([0, 1, 2**40, -2**40])), max_size=60),
        small=st.booleans())
