@@ -48,6 +48,45 @@ def upper_bound(col, value, lo, hi):
 
 
 @njit(cache=True)
+def gallop_lower(col, value, lo, hi):
+    """:func:`lower_bound` found by probing ``lo + 1, lo + 2, lo + 4, ...`` first: about
+    ``2 log2(d)`` probes near ``lo`` for an answer ``d`` rows ahead, where a binary search's
+    first probes land far away in a large batch (each a cache miss)."""
+    if lo >= hi or col[lo] >= value:
+        return lo
+    step = 1
+    while lo + step < hi and col[lo + step] < value:
+        lo += step
+        step *= 2
+    return lower_bound(col, value, lo + 1, min(lo + step, hi))
+
+
+@njit(cache=True)
+def gallop_upper(col, value, lo, hi):
+    """:func:`upper_bound` by galloping from ``lo`` (see :func:`gallop_lower`)."""
+    if lo >= hi or col[lo] > value:
+        return lo
+    step = 1
+    while lo + step < hi and col[lo + step] <= value:
+        lo += step
+        step *= 2
+    return upper_bound(col, value, lo + 1, min(lo + step, hi))
+
+
+@njit(cache=True)
+def key_range(codes, code, start, m, dense):
+    """``[lo, hi)``: the rows of key ``code`` in sorted ``codes[start:m]``.  The end of a key's
+    rows is a few rows on: galloped.  So is the start when the queries are ``dense`` (the
+    next key is near: as many queries as the square root of the rows or more); a few
+    queries in a large batch binary-search it."""
+    if dense:
+        lo = gallop_lower(codes, code, start, m)
+    else:
+        lo = lower_bound(codes, code, start, m)
+    return lo, gallop_upper(codes, code, lo, m)
+
+
+@njit(cache=True)
 def find(keys, code):
     """Position of ``code`` in sorted ``keys``, or -1."""
     i = lower_bound(keys, code, 0, len(keys))
@@ -102,9 +141,9 @@ def scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
     his = np.empty(k, dtype=np.int64)
     total = 0
     start = 0
+    dense = k * k >= m
     for g in range(k):
-        lo = lower_bound(codes, keys[g], start, m)
-        hi = upper_bound(codes, keys[g], lo, m)
+        lo, hi = key_range(codes, keys[g], start, m, dense)
         los[g] = lo
         his[g] = hi
         total += hi - lo

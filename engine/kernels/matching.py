@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .histories import lower_bound, upper_bound
+from .histories import key_range, lower_bound, upper_bound
 from .logics import lexsort_segment, sort_rows, _same
 
 
@@ -55,6 +55,7 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
         return n
     codes = data[0]
     total = 0
+    dense = nd * nd >= m  # (delta rows, not distinct keys: a cheap upper bound)
     if is_sorted:
         a = 0
         start = 0
@@ -63,8 +64,7 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
             b = a + 1
             while b < nd and dcodes[order[b]] == code:
                 b += 1
-            lo = lower_bound(codes, code, start, m)
-            hi = upper_bound(codes, code, lo, m)
+            lo, hi = key_range(codes, code, start, m, dense)
             total += (hi - lo) * (b - a)
             start = hi
             a = b
@@ -88,8 +88,7 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
             b = a + 1
             while b < nd and dcodes[order[b]] == code:
                 b += 1
-            lo = lower_bound(codes, code, start, m)
-            hi = upper_bound(codes, code, lo, m)
+            lo, hi = key_range(codes, code, start, m, dense)
             for s in range(a, b):
                 for i in range(lo, hi):
                     n = _emit(data, i, first, rdepth, dcols, ddiffs, order[s], nkey, source, t,

@@ -204,6 +204,23 @@ def test_sorted_runs_equal_a_stable_argsort(a, b):
                                   stable(np.concatenate([sa, sb], axis=1)))
 
 
+@given(col=st.lists(st.integers(0, 9), max_size=60), value=st.integers(-1, 10),
+       lo=st.integers(0, 60), hi=st.integers(0, 60), dense=st.booleans())
+def test_galloping_searches_equal_searchsorted(col, value, lo, hi, dense):
+    """The galloping bounds a scan and a join's matching use find what ``searchsorted``
+    finds in ``col[lo:hi]``, near ``lo`` or far from it."""
+    from ddlab.engine.kernels import histories as H
+
+    arr = np.array(sorted(col), dtype=np.int64)
+    lo = min(lo, len(arr))
+    hi = min(max(hi, lo), len(arr))
+    left = lo + int(np.searchsorted(arr[lo:hi], value, "left"))
+    right = lo + int(np.searchsorted(arr[lo:hi], value, "right"))
+    assert H.gallop_lower(arr, value, lo, hi) == left
+    assert H.gallop_upper(arr, value, lo, hi) == right
+    assert H.key_range(arr, value, lo, hi, dense) == (left, right)
+
+
 @given(values=st.lists(st.integers(0, 2**63 - 1), max_size=200),
        bits=st.sampled_from([1, 7, 11, 12, 22, 33, 40, 63]), spread=st.booleans())
 def test_radix_sort_equals_numpy_sort(values, bits, spread):
