@@ -5,7 +5,8 @@ over the timed update epochs.  By layer: a pyinstrument sample of the update loo
 sample's time goes to the innermost engine function on its stack that belongs to a layer
 (numpy calls count for the engine code that made them):
 
-- ``scheduling``: the scope's heap, operator queues, ``run_at``/``emit`` bookkeeping, stats;
+- ``scheduling``: the scope's sweeps, progress tracking (counts, frontiers), operator queues,
+  ``step``/``run_at``/``emit`` bookkeeping, stats;
 - ``consolidation``: sorting and summing updates (``consolidate``, concatenating batches; the
   reduce's Python path summing a few keys' histories);
 - ``trace lookups``: finding a key's history in a trace (``gather``, ``gather_matches``,
@@ -35,10 +36,15 @@ _LOOKUPS, _MAINTENANCE = "trace lookups", "trace maintenance"
 #: defined there is), so a new lookup cannot fall into another layer unnoticed.
 _LAYERS = {
     "scope.py": {"*": "scheduling"},
+    "progress/tracker.py": {"*": "scheduling"},
+    "progress/antichain.py": {"*": "scheduling"},
+    "progress/change_batch.py": {"*": "scheduling"},
+    "progress/reachability.py": {"*": "scheduling"},
     "dataflow.py": {"*": "scheduling"},
     "statistics.py": {"*": "scheduling"},
     "operators/base.py": {"run_at": "scheduling", "enqueue": "scheduling", "emit": "scheduling",
-                          "input_time": "scheduling"},
+                          "input_time": "scheduling", "step": "scheduling",
+                          "accept": "scheduling"},
     "batch.py": {"*": "consolidation"},
     "operators/reduce.py": {"_accumulate_small": "consolidation"},
     "operators/io.py": {"*": "sinks"},

@@ -207,41 +207,53 @@ class Dataflow:
         guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
         try:
             for inp in self._inputs.values():
-                inp.op.flush(epoch)
-            self.root.run(())
+                inp.op.hold_epoch(epoch)  # (again after a re-sort, which restarts the counts)
+            for inp in self._inputs.values():
+                inp.op.flush(epoch)  # its updates at (epoch,); its capability moves past it
+            self.root.run()
             guard.start()
+            # the frontier has passed (epoch,): the views take the epoch's output
             for view in self._views:
                 view.commit(epoch)
+            seconds = perf_counter() - start
+            runs = stats.running
+            retained = {op.id: sum(len(tr) for tr in op.traces()) for op in self._ops}
+            report = StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
+                                sum(retained.values()))
+            stats.commit(epoch, report, retained={i: n for i, n in retained.items() if n},
+                         inputs=changes)
         except BaseException as err:
             guard.start()
-            for op, state, carried in snapshots:
-                op.restore(state)
-                op.carried = carried
-                op.clear_queues()
-            self.root.clear()
-            stats.discard()
-            lost = {}
-            for name, inp in self._inputs.items():
-                lost[name] = inp.pending_updates()
-                inp.op.pending = []
-            err.discarded_updates = lost
-            if hasattr(err, "add_note"):
-                err.add_note(f"ddlab: epoch {epoch} was rolled back; every collection reads as "
-                             f"before it. Its {n_inputs} input updates were not applied (they "
-                             f"are in this exception's .discarded_updates).")
-            guard.stop()  # an interrupt noted during the rollback: we are stopping anyway
+            try:
+                self._roll_back(epoch, snapshots, err, n_inputs)
+            finally:
+                guard.stop()  # an interrupt noted during the rollback: we are stopping anyway
             raise
-        seconds = perf_counter() - start
-        runs = stats.running
-        retained = {op.id: sum(len(tr) for tr in op.traces()) for op in self._ops}
-        report = StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
-                            sum(retained.values()))
-        stats.commit(epoch, report, retained={i: n for i, n in retained.items() if n},
-                     inputs=changes)
         self.epoch = epoch + 1
-        # the epoch has committed: every subscriber is served, a failing one raises after
+        # the epoch has committed: every subscriber is served, a failing one raises after;
+        # the guard is released whatever happens there
         deliver_to_subscribers(self._subscribers, epoch, report, guard)
         return report
+
+    def _roll_back(self, epoch: int, snapshots, err: BaseException, n_inputs: int) -> None:
+        """Every operator back to its snapshot, every pointstamp forgotten, the epoch's input
+        updates handed back on ``err`` (its ``discarded_updates``)."""
+        self.root.clear()
+        for op, state, carried in snapshots:
+            op.clear_queues()
+            op.restore(state)
+            op.carried = carried
+        self.statistics.discard_epoch(epoch)
+        lost = {}
+        for name, inp in self._inputs.items():
+            lost[name] = inp.pending_updates()
+            inp.op.pending = []
+            inp.op.capability = None  # taken again at the next step
+        err.discarded_updates = lost
+        if hasattr(err, "add_note"):
+            err.add_note(f"ddlab: epoch {epoch} was rolled back; every collection reads as "
+                         f"before it. Its {n_inputs} input updates were not applied (they "
+                         f"are in this exception's .discarded_updates).")
 
     # -- checkpoints (engine/checkpoint.py) ----------------------------------------------
     def save(self, path, metadata: dict | None = None) -> None:

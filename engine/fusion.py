@@ -27,6 +27,7 @@ def fuse(ops) -> None:
 
     for op in ops:
         op.fused = ()
+        op.location = None
     for op in ops:
         if not isinstance(op, Arrange):
             continue
@@ -37,4 +38,5 @@ def fuse(ops) -> None:
         if (isinstance(reader, (Reduce, Join)) and reader.scope is op.scope
                 and type(reader).input_time is Operator.input_time):
             op.fused_into = reader
+            op.location = reader.index  # its pointstamps are its reader's
             reader.fused += (op,)

@@ -1,23 +1,27 @@
-"""Scopes and the scheduler.
+"""Scopes and the scheduler: operators run when they have input, as far as their frontiers allow.
 
-Each loop is a scope whose times have one more coordinate than its parent's.  A scope keeps a
-heap of ``(time, operator index)`` pairs with pending work and processes them in increasing
-lexicographic time order, operators in topological order within one time.  This is a valid
-linear extension of causality because every operator only ever emits at times ``>=`` the time it
-is processing (join emits at lubs, a reduce schedules lubs, feedback adds one).
+Each loop is a scope whose times have one more coordinate than its parent's; a nested scope is
+one node of its parent.  A scope keeps its operators in topological order (feedback edges
+aside) and the occurrence counts of their pointstamps (:class:`~.progress.ScopeTracker`).
 
-A nested scope is one node of its parent: pushing work at inner time ``(p..., i)`` schedules
-the node at outer time ``(p...)``, and the node runs the inner scope to quiescence for that
-prefix.  So an inner scope's pending future times (from scheduled lubs) are its parent's
-pending work, and an iteration in which nothing changed costs nothing: only operators that
-have work are visited.
+:meth:`Scope.run` sweeps the operators in that order, again and again until none can do
+anything.  An operator with input runs once per sweep and takes every time it has queued in
+that one run; an operator that must see all of its input at a time before it answers (a
+reduce: ``notify``) takes only the times its input frontier has passed, in a linear extension
+of the partial order (lexicographic order).  A nested loop's node runs its own sweeps, and
+its times are complete only where the parent's frontier at the node allows.  So within a loop
+one sweep is one iteration, an iteration in which nothing changed costs nothing (only
+operators holding pointstamps are visited), and times that do not depend on each other - the
+iterations of two epochs in flight, a batch arriving at several times at once - are taken
+together instead of one ``(time, operator)`` visit each.
 """
 from __future__ import annotations
 
 import heapq
 
-from .errors import NonConvergenceError
-from .lattice import EPOCH, iteration_of, display_time
+from .errors import DataflowError, NonConvergenceError
+from .lattice import EPOCH, display_time, iteration_of
+from .progress import Reachability, ScopeTracker
 
 
 class Scope:
@@ -29,12 +33,13 @@ class Scope:
         self.depth = 1 if parent is None else parent.depth + 1
         self.coordinate_kinds = (EPOCH,) if parent is None else parent.coordinate_kinds + (kind,)
         self.max_iterations = max_iterations
+        #: a user-facing account of the loop (what a compiler built it from), used by the
+        #: non-convergence error instead of operator labels when set
+        self.hint: str | None = None
         self.ops: list = []
-        self.heap: list = []
-        self.scheduled: set = set()
         self.children: list[Scope] = []
         self.node = None
-        self._running_prefix = None
+        self.tracker = ScopeTracker(parent.tracker if parent is not None else None)
         #: ``root/scc/reach``: names are fixed, so built once (statistics readers ask for it
         #: per operator run)
         self.path = name if parent is None else f"{parent.path}/{name}"
@@ -57,46 +62,45 @@ class Scope:
             s = s.parent
         return False
 
-    # -- scheduling ----------------------------------------------------------------------
-    def schedule(self, t: tuple, index: int) -> None:
-        entry = (t, index)
-        if entry in self.scheduled:
-            return
-        self.scheduled.add(entry)
-        heapq.heappush(self.heap, entry)
-        if self.parent is not None and t[:-1] != self._running_prefix:
-            self.parent.schedule(t[:-1], self.node.index)
+    # -- running -------------------------------------------------------------------------
+    def run(self) -> bool:
+        """Sweep the operators until none can run; returns whether any did."""
+        ops, active = self.ops, self.tracker.active
+        ran = False
+        while active:
+            progressed = False
+            for op in ops:
+                if op.index in active and op.step():
+                    progressed = True
+            if not progressed:
+                break
+            ran = True
+        return ran
 
-    def run(self, prefix: tuple) -> None:
-        """Process every pending time that starts with ``prefix``, to quiescence."""
-        heap, ops, plen = self.heap, self.ops, len(prefix)
-        outer_running = self._running_prefix
-        self._running_prefix = prefix
-        try:
-            while heap and heap[0][0][:plen] == prefix:
-                t, index = heapq.heappop(heap)
-                self.scheduled.discard((t, index))
-                if self.max_iterations is not None and plen:
-                    if iteration_of(t[-1], self.kind) > self.max_iterations:
-                        self._fail_to_converge(t)
-                ops[index].run_at(t)
-        finally:
-            self._running_prefix = outer_running
+    def check_iteration(self, t: tuple) -> None:
+        """Raise :class:`NonConvergenceError` when ``t`` is past the loop's iteration bound."""
+        if iteration_of(t[-1], self.kind) > self.max_iterations:
+            self._fail_to_converge(t)
 
     def _fail_to_converge(self, t: tuple) -> None:
         where = display_time(t, self.coordinate_kinds)
-        busy = sorted({self.ops[i].label for (u, i) in self.heap if u[:-1] == t[:-1]})
+        tracker = self.tracker
+        busy = sorted({self.ops[i].label for i in tracker.active
+                       if any(u[:-1] == t[:-1] for u in tracker.times(i))})
+        if self.hint:
+            what = self.hint
+        else:
+            what = (f"operators with pending updates: {', '.join(busy[:5]) or self.ops[0].label}."
+                    f" Raise max_iterations, or check that the body ends in a reduce/distinct "
+                    f"so that its updates can cancel")
         raise NonConvergenceError(
             f"loop {self.path!r} did not converge within {self.max_iterations} iterations "
-            f"(still changing at time {where}; operators with pending updates: "
-            f"{', '.join(busy[:5]) or self.ops[0].label}). Raise max_iterations, or check that "
-            f"the body ends in a reduce/distinct so that its updates can cancel. "
-            f"The epoch was rolled back.", loop=self.path, bound=self.max_iterations)
+            f"(still changing at time {where}; {what}). The epoch was rolled back.",
+            loop=self.path, bound=self.max_iterations)
 
     def clear(self) -> None:
-        self.heap.clear()
-        self.scheduled.clear()
-        self._running_prefix = None
+        """Forget every pointstamp of this scope and the scopes in it (a rolled-back step)."""
+        self.tracker.clear()
         for child in self.children:
             child.clear()
 
@@ -111,37 +115,54 @@ class Scope:
         return s.node if s.parent is self else None
 
     def toposort(self) -> None:
-        """Re-index operators so every edge (except loop feedback) goes forward."""
+        """Re-index operators so every edge (except loop feedback) goes forward, and derive
+        could-result-in from the edges (Kahn's algorithm: linear in the graph's size)."""
         from .operators.loops import Feedback
 
-        preds = {id(op): set() for op in self.ops}
+        index = {id(op): k for k, op in enumerate(self.ops)}
+        succ: list[list[int]] = [[] for _ in self.ops]
+        feedback = []
+        indegree = [0] * len(self.ops)
         for op in self._all_ops():
             me = self.representative(op)
             if me is None:
                 continue
             for up in op.inputs:
-                if isinstance(up, Feedback) and up.scope is op.scope and op.scope is self:
-                    continue
                 them = self.representative(up)
-                if them is not None and them is not me:
-                    preds[id(me)].add(id(them))
-        order, done = [], set()
-        remaining = list(self.ops)
-        while remaining:
-            progressed = False
-            for op in list(remaining):
-                if preds[id(op)] <= done:
-                    order.append(op)
-                    done.add(id(op))
-                    remaining.remove(op)
-                    progressed = True
-            if not progressed:  # a cycle without feedback cannot be built through the API
-                order.extend(remaining)
-                break
-        self.ops = order
-        for i, op in enumerate(order):
+                if them is None or them is me:
+                    continue
+                if isinstance(up, Feedback) and up.scope is op.scope and op.scope is self:
+                    feedback.append((index[id(them)], index[id(me)]))
+                    continue
+                succ[index[id(them)]].append(index[id(me)])
+                indegree[index[id(me)]] += 1
+        # the smallest construction index first among the ready: the order stays the one
+        # the program was built in wherever the edges allow
+        ready = [k for k in range(len(self.ops)) if not indegree[k]]
+        heapq.heapify(ready)
+        order = []
+        while ready:
+            k = heapq.heappop(ready)
+            order.append(k)
+            for j in succ[k]:
+                indegree[j] -= 1
+                if not indegree[j]:
+                    heapq.heappush(ready, j)
+        if len(order) != len(self.ops):
+            stuck = [self.ops[k].label for k in range(len(self.ops)) if indegree[k]]
+            raise DataflowError(
+                f"scope {self.path!r} has a cycle without a loop's feedback through "
+                f"{', '.join(stuck[:6])}: every cycle must go around a loop (iterate, "
+                f"prioritize or Loop.variable(...).set(...))")
+        position = {k: p for p, k in enumerate(order)}
+        self.ops = [self.ops[k] for k in order]
+        for i, op in enumerate(self.ops):
             op.index = i
+        forward = [(position[a], position[b]) for a in range(len(succ)) for b in succ[a]]
+        feedback = [(position[a], position[b]) for a, b in feedback]
+        self.tracker.resize(len(self.ops), Reachability(len(self.ops), forward, feedback))
         for child in self.children:
+            child.tracker.node = child.node.index
             child.toposort()
 
     def _all_ops(self):

@@ -67,6 +67,13 @@ class Statistics:
         """Forget the running epoch's records (it was rolled back)."""
         self.running = []
 
+    def discard_epoch(self, epoch: int) -> None:
+        """Forget everything recorded of ``epoch`` (rolled back, possibly after its records
+        were filed)."""
+        self.running = []
+        for store in (self._epochs, self._reports, self._retained, self._inputs):
+            store.pop(epoch, None)
+
     # -- queries -----------------------------------------------------------------------
     @property
     def epochs(self) -> list[int]:

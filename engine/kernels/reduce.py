@@ -200,12 +200,10 @@ def _run(op, plan, code, t, keys) -> bool:
         out_trace.insert(t, delta)
         op.emit(t, delta)
     if len(codes):
-        obligations, schedule, index = op.obligations, op.scope.schedule, op.index
+        hold = op.hold
         bounds = starts.tolist()
         for s, e in zip(bounds[:-1], bounds[1:]):
-            u = tuple(times[s].tolist())
-            obligations.setdefault(u, []).append(codes[s:e])
-            schedule(u, index)
+            hold(tuple(times[s].tolist()), codes[s:e])
     return True
 
 

@@ -26,14 +26,6 @@ class Arrange(Operator):
         self.trace.insert(t, b)
         self.emit(t, b)
 
-    def enqueue(self, port, t, batch):
-        reader = self.fused_into
-        if reader is None:
-            super().enqueue(port, t, batch)
-            return
-        self.accept(port, t, batch)  # runs when the reader runs at t (run_fused)
-        reader.scope.schedule(t, reader.index)
-
     def emit(self, t, batch):
         reader = self.fused_into
         if reader is None:
@@ -46,7 +38,7 @@ class Arrange(Operator):
     def run_fused(self, t) -> None:
         """This arrangement's run at ``t``, if it has input then, at the start of its
         reader's run at ``t`` (recorded as its own run, as if scheduled on its own)."""
-        if t in self.queues[0]:
+        if t in self.queued:
             self.run_at(t)
 
     def snapshot(self):

@@ -10,9 +10,12 @@ from ..budget import charge
 class Operator:
     """A node of the dataflow graph living in one scope.
 
-    Upstream operators :meth:`enqueue` batches at a time; the scope calls :meth:`run_at` once
-    per (time, operator) with pending work; :meth:`process` turns the inputs at that time into
-    output batches sent with :meth:`emit` (consolidated, so loops can quiesce).
+    Upstream operators :meth:`enqueue` batches at a time: each time with input queued is a
+    pointstamp the scope's tracker counts (at :attr:`location`).  The scope calls
+    :meth:`step` when the operator holds pointstamps; it runs, in one go, every queued time
+    its input frontier has passed (:meth:`run_at` per time, in a linear extension of their
+    order).  :meth:`process` turns the inputs at one time into output batches sent with
+    :meth:`emit` (consolidated, so loops can quiesce).
     """
 
     kind = "operator"
@@ -32,6 +35,11 @@ class Operator:
         self.carried = False  # has this operator sent any update yet?
         self.outputs: list[tuple[Operator, int]] = []
         self.queues: list[dict] = [dict() for _ in self.inputs]
+        #: the times with input queued on any port (each one pointstamp at ``location``)
+        self.queued: set = set()
+        #: where this operator's pointstamps are counted in its scope's tracker: its own
+        #: index, or its reader's when fused into it (see :mod:`~ddlab.engine.fusion`)
+        self.location = None
         self.name = name or self.kind
         self.id = self.flow.register_operator(self)
         self.index = scope.add(self)
@@ -73,22 +81,50 @@ class Operator:
         return t
 
     def enqueue(self, port: int, t: tuple, batch: Batch) -> None:
-        t = self.input_time(port, t)
-        self.accept(port, t, batch)
-        self.scope.schedule(t, self.index)
+        self.accept(port, self.input_time(port, t), batch)
 
     def accept(self, port: int, t: tuple, batch: Batch) -> None:
-        """Queue ``batch`` for port ``port`` at (this operator's) time ``t``, without
-        scheduling: for a fused arrangement handing its batch over during this operator's
-        run at ``t``."""
+        """Queue ``batch`` for port ``port`` at (this operator's) time ``t``: a pointstamp
+        while it waits."""
         queue = self.queues[port]
         pending = queue.get(t)
         if pending is None:
             queue[t] = [batch]
+            if t not in self.queued:
+                self.queued.add(t)
+                self.scope.tracker.update(self.index if self.location is None else self.location,
+                                          t, 1)
         else:
             pending.append(batch)
 
+    def step(self) -> bool:
+        """The scheduler's call: run the queued times that are complete (no more input can
+        arrive at or before them), smallest first in lexicographic order (a linear extension
+        of the partial order: an earlier time's output exists before a later time reads it);
+        a time still blocked waits, and the times after it that do not depend on it go on.
+        So every operator meets each of its times once, with all of its input there.
+        Returns whether anything ran."""
+        tracker = self.scope.tracker
+        times = tracker.counts[self.index]
+        index, ran = self.index, False
+        while times:
+            if len(times) == 1:
+                t = next(iter(times))
+                if tracker.blocked(index, t):
+                    return ran
+            else:
+                for t in sorted(times):
+                    if not tracker.blocked(index, t):
+                        break
+                else:
+                    return ran
+            self.run_at(t)
+            ran = True
+        return ran
+
     def run_at(self, t: tuple) -> None:
+        """Process the input queued at ``t`` (after the arrangements fused into this
+        operator took theirs) and record the run."""
         for arrangement in self.fused:
             arrangement.run_fused(t)
         inputs = []
@@ -103,6 +139,10 @@ class Operator:
                 inputs.append(batch)
                 if batch is not None:
                     n_in += len(batch)
+        if t in self.queued:
+            self.queued.discard(t)
+            self.scope.tracker.update(self.index if self.location is None else self.location,
+                                      t, -1)
         self._emitted = 0
         start = perf_counter()
         self.process(t, inputs)
@@ -142,6 +182,7 @@ class Operator:
     def clear_queues(self) -> None:
         for q in self.queues:
             q.clear()
+        self.queued.clear()
 
     def traces(self) -> list:
         """Traces this operator owns (for retained-state accounting and compaction)."""

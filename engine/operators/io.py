@@ -26,10 +26,29 @@ class Input(Operator):
         #: checking a set input
         self.log = Trace(1, 1, self.flow, name=f"{self.label} contents") \
             if self.flow.retain_inputs or self.holds_set else None
+        #: the time of the capability it holds: the open epoch (its updates go out there)
+        self.capability: tuple | None = None
+
+    def hold_epoch(self, epoch: int) -> None:
+        """Hold the capability of the open epoch ``epoch`` (moving it from where it was)."""
+        t = (epoch,)
+        if self.capability != t:
+            tracker = self.scope.tracker
+            if self.capability is not None:
+                tracker.update(self.index, self.capability, -1)
+            tracker.update(self.index, t, 1)
+            self.capability = t
+
+    def step(self) -> bool:
+        return False  # its updates go out when the epoch closes (flush), not when scheduled
 
     def flush(self, epoch: int) -> None:
+        """Close epoch ``epoch``: send its updates at ``(epoch,)`` and move the capability
+        to the next epoch, so the frontier downstream passes ``(epoch,)``."""
         batch = concat_batches(self.pending, self.label)
         self.pending = []
+        self.hold_epoch(epoch)
+        self.hold_epoch(epoch + 1)
         if batch is not None:
             self._emitted = 0
             if self.holds_set:
@@ -183,12 +202,14 @@ def deliver_to_subscribers(subscribers, epoch: int, report, guard=None) -> None:
     """
     from ..errors import SubscriberError
 
-    for sub in subscribers:
-        sub.undelivered.extend(sub.take_updates(epoch))
-    if guard is not None:
-        guard.release(f"ddlab: epoch {epoch} committed before this interrupt (views and "
-                      f"flow.epoch show it); subscribers receive its updates, with their "
-                      f"times, after the next step.")
+    try:
+        for sub in subscribers:
+            sub.undelivered.extend(sub.take_updates(epoch))
+    finally:  # released whatever staging does: Ctrl-C must never stay swallowed
+        if guard is not None:
+            guard.release(f"ddlab: epoch {epoch} committed before this interrupt (views and "
+                          f"flow.epoch show it); subscribers receive its updates, with their "
+                          f"times, after the next step.")
     failures = []
     for sub in subscribers:
         updates, sub.undelivered = sub.undelivered, []

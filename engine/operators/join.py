@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels, tuning
-from ..batch import Batch
+from ..batch import Batch, concat_batches
 from ..budget import check_pending
 from ..columns import INT, KIND_NAMES, decode_rows, encode_rows, key_code
 from ..errors import SchemaError
@@ -36,6 +36,39 @@ class Join(Operator):
         self._preselect = False
 
     def process(self, t, inputs):
+        if (self.queues[0] or self.queues[1]) and any(d is not None and len(d) for d in inputs):
+            self._queued_pairs(t, inputs)
+        self._process(t, inputs)
+
+    def _queued_pairs(self, t, inputs) -> None:
+        """Emit minus the pairs of this time's deltas with the batches queued here at other
+        times (not yet complete).  A shared arrangement inserts a batch into its trace when
+        its own time is complete, which may be before this join's is: the delta meets that
+        batch in the trace now, and the batch meets this delta again (in the other trace) when
+        its time comes.  Fused arrangements insert only the time their reader runs: nothing
+        to correct there."""
+        self._preselect = False
+        kinds = self._out_kinds()
+        for port, d in enumerate(inputs):
+            queued = self.queues[1 - port]
+            if d is None or not len(d) or not queued:
+                continue
+            others = Trace(self.nkey, self.scope.depth, self.flow)
+            for u in sorted(queued):
+                batch = concat_batches(queued[u], self.label)
+                if batch is not None:
+                    others.insert(u, batch)
+            if not len(others):
+                continue
+            if port == 0:
+                self._check_keys(d.kinds, others.kinds)
+            else:
+                self._check_keys(others.kinds, d.kinds)
+            cols, times, diffs = self._match(d, others, t, delta_is_left=port == 0)
+            if len(diffs):
+                self._emit_by_time(t, cols, kinds, times, -diffs)
+
+    def _process(self, t, inputs):
         d_left, d_right = inputs
         if tuning.FAST_PATHS and kernels.active() and \
                 kernels.join_process(self, t, d_left, d_right):

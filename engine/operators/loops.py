@@ -23,7 +23,8 @@ from .base import Operator
 
 
 class ScopeNode(Operator):
-    """A nested scope as one node of its parent: runs the scope to quiescence per outer time."""
+    """A nested scope as one node of its parent: its pointstamps are the inner scope's,
+    projected (the loop coordinate dropped); running it sweeps the inner scope."""
 
     kind = "loop"
 
@@ -31,8 +32,8 @@ class ScopeNode(Operator):
         self.inner = inner
         super().__init__(parent, [], name=inner.name)
 
-    def run_at(self, t):
-        self.inner.run(t)
+    def step(self) -> bool:
+        return self.inner.run()
 
 
 class Enter(Operator):
@@ -113,12 +114,20 @@ class Ingress(Operator):
 
 
 class Feedback(Operator):
-    """The loop's back edge: the body's result at ``(..., i)`` reaches the variable at ``i + 1``."""
+    """The loop's back edge: the body's result at ``(..., i)`` reaches the variable at ``i + 1``.
+
+    Like every operator it sends a time only once it is complete there, all of it in one
+    consolidated batch: pieces of one iteration's result that cancel (``+x`` from one path,
+    ``-x`` from another) cancel before they go around, or a loop would never look quiet (trap
+    1 of the design note)."""
 
     kind = "feedback"
 
     def process(self, t, inputs):
-        self.emit(t[:-1] + (t[-1] + 1,), inputs[0])
+        nxt = t[:-1] + (t[-1] + 1,)
+        if self.scope.max_iterations is not None:
+            self.scope.check_iteration(nxt)
+        self.emit(nxt, inputs[0])
 
 
 class Leave(Operator):

@@ -72,8 +72,21 @@ class Reduce(Operator):
         #: the compiled kernels' code for a built-in logic (None: no kernel path)
         self.logic_code = logic_code(logic)
 
+    # -- the capabilities it holds ------------------------------------------------------
+    def hold(self, u: tuple, codes) -> None:
+        """Schedule the key codes ``codes`` for evaluation at ``u``: a capability at ``u``
+        (the reduce may emit there later) until it runs."""
+        found = self.obligations.get(u)
+        if found is None:
+            self.obligations[u] = [codes]
+            self.scope.tracker.update(self.index, u, 1)
+        else:
+            found.append(codes)
+
     def process(self, t, inputs):
         pending = self.obligations.pop(t, None)
+        if pending is not None:
+            self.scope.tracker.update(self.index, t, -1)
         if tuning.FAST_PATHS and self.logic_code is not None and kernels.active() and \
                 kernels.reduce_process(self, t, inputs, pending):
             return
@@ -200,10 +213,9 @@ class Reduce(Operator):
                 groups[u] = set(codes)
             else:
                 found.update(codes)
-        obligations, schedule, index = self.obligations, self.scope.schedule, self.index
+        hold = self.hold
         for u, codes in groups.items():
-            obligations.setdefault(u, []).append(sorted(codes))
-            schedule(u, index)
+            hold(u, sorted(codes))
 
     def _accumulate(self, trace, codes, t, later_keys, later_times):
         if trace.kinds is None:
@@ -234,9 +246,7 @@ class Reduce(Operator):
             for k, row in zip(keys.tolist(), map(tuple, times.tolist())):
                 groups.setdefault(row, set()).add(k)
             for u in sorted(groups):
-                self.obligations.setdefault(u, []).append(
-                    np.array(sorted(groups[u]), dtype=np.int64))
-                self.scope.schedule(u, self.index)
+                self.hold(u, np.array(sorted(groups[u]), dtype=np.int64))
             return
         # group the (key, time) pairs by time: one sort by (time, key), then drop repeats
         # (process() sorts and dedups each time's keys again, so this only saves memory)
@@ -251,17 +261,19 @@ class Reduce(Operator):
         starts = np.flatnonzero(new_time)
         ends = np.append(starts[1:], len(keys))
         for s, e in zip(starts.tolist(), ends.tolist()):
-            u = tuple(times[s].tolist())
-            self.obligations.setdefault(u, []).append(keys[s:e])
-            self.scope.schedule(u, self.index)
+            self.hold(tuple(times[s].tolist()), keys[s:e])
 
     # -- state ---------------------------------------------------------------------------
     def snapshot(self):
         return (self.out_trace.snapshot(), {k: list(v) for k, v in self.obligations.items()})
 
     def restore(self, state):
+        """Back to a snapshot (a rolled-back step: the trackers were cleared, so the
+        capabilities of the restored obligations are taken again)."""
         self.out_trace.restore(state[0])
         self.obligations = {k: list(v) for k, v in state[1].items()}
+        for u in self.obligations:
+            self.scope.tracker.update(self.index, u, 1)
 
     def traces(self):
         return [self.out_trace]
