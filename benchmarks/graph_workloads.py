@@ -13,10 +13,10 @@ label (see :func:`adversarial_deletions`).  CC rows add ``update_vs_scipy`` and
 ``--profile`` prints where the updates' time goes (:mod:`benchmarks.profile`)."""
 from __future__ import annotations
 
-from contextlib import nullcontext
-
+import argparse
 import resource
 import time
+from contextlib import nullcontext
 
 import numpy as np
 
@@ -24,6 +24,7 @@ import ddlab
 from ddlab.engine import algorithms
 
 from .datasets import edges as load_edges
+from .work import WorkMeter, python_calls
 
 
 def _rss_mb() -> float:
@@ -122,6 +123,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
         changes = list(_random_updates(args, rows, weighted, present))
     first_epoch = flow.epoch
     latencies, cpu = [], []
+    meter = WorkMeter().start(flow)
     with profiler or nullcontext():
         for sign, record in changes:
             if sign > 0:
@@ -139,6 +141,17 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
             cpu.append((time.process_time() - start_cpu) * 1000)
             delivered.clear()
     lat = np.array(latencies)
+    work = meter.per_update(flow, len(lat))
+    if not args.adversarial:
+        # a few more changes of the same kind, counted call by call (never timed)
+        extra = argparse.Namespace(**{**vars(args), "updates": 20, "seed": args.seed + 1})
+        more = list(_random_updates(extra, rows, weighted, present))
+
+        def apply_more():
+            for sign, record in more:
+                (edge_input.insert if sign > 0 else edge_input.remove)([record])
+                flow.step()
+        work.update(python_calls(apply_more, len(more)))
     out = {
         "edges": int(len(edge_df)),
         "nodes": int(len(np.unique(rows[:, :2]))),
@@ -151,6 +164,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
         "updates": int(len(lat)),
         "retained_updates": flow.retained_updates(),
         "peak_rss_mb": _rss_mb(),  # before any baseline allocates
+        **work,
     }
     if args.adversarial:
         out["updates_kind"] = "adversarial"

@@ -25,6 +25,7 @@ import ddlab
 from ddlab.engine import algorithms
 
 from .datasets import events as load_events
+from .work import WorkMeter, python_calls
 
 
 class WindowSlider:
@@ -88,19 +89,35 @@ def run_window_scc(args):
 
         profiler = UpdateProfiler(True)
     first_epoch = flow.epoch
+    counted = min(20, steps // 10)  # the last steps: counted call by call, never timed
+
+    def move(s):
+        nonlocal window
+        new = (t0 + s * step, t0 + s * step + width)
+        batch = slider.move(window, new)
+        window = new
+        return batch
+
+    meter = WorkMeter().start(flow)
     with profiler if profiler is not None else nullcontext():
-        for s in range(1, steps + 1):
-            new = (t0 + s * step, t0 + s * step + width)
-            batch = slider.move(window, new)
-            window = new
+        for s in range(1, steps - counted + 1):
+            batch = move(s)
             start, start_cpu = time.perf_counter(), time.process_time()
             edges.update(batch)
             flow.step()
             latencies.append((time.perf_counter() - start) * 1000)
             cpu.append((time.process_time() - start_cpu) * 1000)
-            if s in (60, steps):
+            if s == 60:
                 retained[s] = flow.retained_updates()
     lat = np.array(latencies)
+    work = meter.per_update(flow, len(lat))
+
+    def last_steps():
+        for s in range(steps - counted + 1, steps + 1):
+            edges.update(move(s))
+            flow.step()
+    work.update(python_calls(last_steps, counted))
+    retained[steps] = flow.retained_updates()
     # the same-run C baseline: scipy's strongly connected components of the last window's
     # graph from scratch (what a step would cost recomputing, without the top-label join)
     from .graph_workloads import _timed, scipy_scc
@@ -121,6 +138,7 @@ def run_window_scc(args):
         "state_growth": round(retained[steps] / retained[60], 3) if 60 in retained else None,
         "components_with_top_label": len(view),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+        **work,
         **shares,
     }
 

@@ -17,6 +17,7 @@ from .loops import DEFAULT_MAX_ITERATIONS, Loop
 from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
+from .work import Work
 
 
 @dataclass
@@ -75,6 +76,7 @@ class Dataflow:
         self._views: list = []
         self._subscribers: list = []
         self.statistics = Statistics(self, stats_epochs)
+        self.work = Work()
         self._graph_changed = True
         self.root = Scope(self, None, "root")
 
@@ -284,6 +286,19 @@ class Dataflow:
         """Log one operator run at time ``t`` (updates in and out, seconds): the row behind
         :meth:`stats`, the graph's edge counts and the widgets' plots."""
         self.statistics.running.append((op, t, n_in, n_out, seconds))
+        self.work.activations += 1
+
+    def work_done(self) -> dict:
+        """Machine-independent counters of the work done since the flow was built (see
+        :mod:`~ddlab.engine.work`): operator runs, (operator, time) activations, history rows
+        read, join pairs, trace inserts, and the process's compiled kernel calls.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step(); w = flow.work_done()
+        >>> w["activations"] >= w["runs"] > 0
+        True
+        """
+        return self.work.as_dict()
 
     def stats(self, epoch: int | None = None) -> pd.DataFrame:
         """Per operator and time: updates in, updates out, seconds (the live plots' data),

@@ -65,13 +65,16 @@ class Scope:
     # -- running -------------------------------------------------------------------------
     def run(self) -> bool:
         """Sweep the operators until none can run; returns whether any did."""
-        ops, active = self.ops, self.tracker.active
+        ops, tracker, work = self.ops, self.tracker, self.flow.work
+        active = tracker.active
         ran = False
         while active:
+            tracker.new_sweep()
             progressed = False
             for op in ops:
                 if op.index in active and op.step():
                     progressed = True
+                    work.runs += 1
             if not progressed:
                 break
             ran = True

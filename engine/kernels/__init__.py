@@ -36,6 +36,7 @@ from time import monotonic, perf_counter
 import numpy as np
 
 from .. import tuning
+from ..work import KERNEL_CALLS
 
 #: Whether a cold cache is filled by a background process (``False``: compile in-process;
 #: ``DDLAB_KERNELS=sync``).  ``tuning.KERNELS`` (``DDLAB_KERNELS=0``) turns the kernels off.
@@ -233,6 +234,7 @@ _rows = None
 
 def _rows_module():
     global _rows
+    KERNEL_CALLS[0] += 1  # every wrapper below makes one compiled call
     if _rows is None:
         from . import rows
 

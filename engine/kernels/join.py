@@ -19,6 +19,7 @@ from ..batch import Batch
 from ..budget import check_pending
 from ..columns import FLOAT
 from ..columns import key_code
+from ..work import KERNEL_CALLS
 from . import matching as M
 from .. import tuning
 from .reduce import _buffers, _contiguous
@@ -116,6 +117,8 @@ def process(op, t: tuple, d_left, d_right) -> bool:
                         order, dcols, diffs, nkey, source, tarr, -1)
     if not n:
         return True
+    op.flow.work.matched_pairs += n
+    KERNEL_CALLS[0] += 1 + len(prepared)  # key orders, grouping
     cols, times, diffs, starts = M.group_by_time(out, n, ncols, depth)
     if n > tuning.KERNEL_KEEP_ROWS:
         _buffers.trim()
@@ -132,6 +135,7 @@ def _match(op, out, n, budget, data, m, is_sorted, first, rdepth, dcodes, order,
     while True:
         n2 = M.match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, diffs, nkey,
                      source, t, sign, out, n)
+        KERNEL_CALLS[0] += 1
         if n2 >= 0:
             if budget and n2 > n:   # the rows so far, as the numpy path checks each gather
                 check_pending(op, n2, "join")

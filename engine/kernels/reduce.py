@@ -22,6 +22,7 @@ from ..batch import Batch
 from ..columns import FLOAT, INT, key_code
 from . import histories as H
 from . import logics as L
+from ..work import KERNEL_CALLS
 from .spec import qualifies
 
 
@@ -74,6 +75,7 @@ def _scan(part, keys, t, role, later, nl):
         while True:
             n2, nl2 = H.scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later,
                              nl)
+            KERNEL_CALLS[0] += 1
             if n2 >= 0:
                 break
             rows = _buffers.get(role, 2 + arity, -n2, n)
@@ -190,6 +192,8 @@ def _run(op, plan, code, t, keys) -> bool:
     else:
         rows_out, n_out = _EMPTY_ROWS, -1
         out_arity = len(plan.kinds)
+    KERNEL_CALLS[0] += 2  # unique codes, finish
+    op.flow.work.history_rows += max(n_in, 0) + max(n_out, 0) + nl
     cols, diffs, codes, times, starts = L.finish(
         code, plan.kn, plan.key_is_code, plan.sort_out, nk, rows_in, n_in, arity, rows_out,
         n_out, out_arity, given_cols, given_w, given_starts, later, nl)

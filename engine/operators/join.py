@@ -150,6 +150,7 @@ class Join(Operator):
             rows = list(zip(*[c.tolist() for c in d.cols]))
             matched.append((codes, rows, d.diffs.tolist(), found, len(trace.kinds),
                             trace.row_depth, is_left))
+        self.flow.work.matched_pairs += pairs
         out: dict = {}  # time -> {record: diff}
         n = len(t)
         for codes, rows, diffs, found, arity, depth, is_left in matched:
@@ -212,6 +213,7 @@ class Join(Operator):
             def check(n):
                 check_pending(self, n, "join")
         q, rows = trace.gather_matches(code, check)
+        self.flow.work.matched_pairs += len(q)
         if self.nkey > 1 and len(q):
             same = np.ones(len(q), dtype=bool)
             for j in range(self.nkey):

@@ -161,12 +161,14 @@ class Reduce(Operator):
             found = trace.histories(keys, tuning.SMALL_HISTORY)
             if found is None:
                 return False
+            self.flow.work.history_rows += sum(map(len, found.values()))
             accs.append(_accumulate_small(found, len(trace.kinds), trace.row_depth, t, later))
         old = {}
         if self.out_trace.kinds is not None:
             found = self.out_trace.histories(keys, tuning.SMALL_HISTORY)
             if found is None:
                 return False
+            self.flow.work.history_rows += sum(map(len, found.values()))
             old = _accumulate_small(found, len(self.out_trace.kinds), self.out_trace.row_depth,
                                     t, later)
         new = self.logic.small(accs, self.nkey)
@@ -223,10 +225,12 @@ class Reduce(Operator):
         if len(codes) >= tuning.LARGE_KEYS and tuning.FAST_PATHS:
             # many keys: only columns and diffs, filtered by time batch by batch, packed
             cols, weights, codes_later, times_later = trace.accumulate_until(codes, t)
+            self.flow.work.history_rows += len(weights) + sum(map(len, codes_later))
             later_keys.extend(codes_later)
             later_times.extend(times_later)
             return Accumulation(cols, trace.kinds, weights)
         rows = trace.gather(codes)
+        self.flow.work.history_rows += len(rows)
         if not len(rows):
             return Accumulation([c[:0] for c in rows.cols], trace.kinds, rows.diffs)
         now = leq_rows(rows.times, t)

@@ -30,6 +30,11 @@ class ScopeTracker:
         #: operator indices holding any pointstamp
         self.active: set[int] = set()
         self.reach = Reachability(0, (), ())
+        #: the parent's answers to :meth:`blocked` for outer times, kept for one sweep of the
+        #: scope (:meth:`new_sweep`): while this scope runs only its own pointstamps change,
+        #: and they reach the loop's node only around the parent's feedback, at outer times
+        #: in advance of the ones it is processing
+        self.outer: dict = {}
         #: per worker: deltas applied here and not yet announced to the other workers
         #: (``None`` with one worker: nothing to announce)
         self.outbox: ChangeBatch | None = None
@@ -58,6 +63,11 @@ class ScopeTracker:
         if self.parent is not None and (before > 0) != (after > 0):
             self.parent.update(self.node, t[:-1], 1 if after > 0 else -1)
 
+    def new_sweep(self) -> None:
+        """A sweep of the scope starts: the outer answers are asked again."""
+        if self.outer:
+            self.outer = {}
+
     def times(self, i: int) -> dict:
         """``{time: count}`` held by operator ``i``."""
         return self.counts[i]
@@ -72,18 +82,23 @@ class ScopeTracker:
             if kind is None:
                 continue
             if kind == FORWARD:
-                for u, n in counts[i].items():
-                    if n > 0 and leq(u, t):
+                for u in counts[i]:
+                    # lexicographic order first: a necessary condition, checked in C
+                    if u <= t and leq(u, t):
                         return True
             else:  # around the feedback: the last coordinate one more
                 last = t[-1]
                 head = t[:-1]
-                for u, n in counts[i].items():
-                    if n > 0 and u[-1] < last and leq(u[:-1], head):
+                for u in counts[i]:
+                    if u[-1] < last and u[:-1] <= head and leq(u, head):
                         return True
-        if self.parent is not None:
-            return self.parent.blocked(self.node, t[:-1])
-        return False
+        if self.parent is None:
+            return False
+        head = t[:-1]
+        answer = self.outer.get(head)
+        if answer is None:
+            answer = self.outer[head] = self.parent.blocked(self.node, head)
+        return answer
 
     def frontier(self, j: int):
         """The frontier at operator ``j``'s input: the minimal times at which input could

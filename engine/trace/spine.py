@@ -84,6 +84,9 @@ class Trace(CachedHistories):
             return
         self.check_kinds(batch.kinds, self.name)
         self.kinds = batch.kinds
+        work = getattr(self.clock, "work", None)
+        if work is not None:
+            work.trace_inserts += 1
         code = key_code(batch.cols, batch.kinds, self.nkey)
         if len(batch) <= tuning.SMALL_INSERT and tuning.FAST_PATHS:
             self.recent.append_columns(code, batch.cols, t, batch.diffs, self.clock.epoch)
