@@ -196,8 +196,10 @@ class Dataflow:
 
     def _step(self) -> StepReport:
         if self._graph_changed:
-            self.root.toposort()
-            fuse(self._ops)
+            self.root.toposort()  # (the counts restart: nothing is held between steps but
+            fuse(self._ops)       # the inputs' capabilities, taken again below)
+            for inp in self._inputs.values():
+                inp.op.capability = None
             self._graph_changed = False
         epoch = self.epoch
         snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]

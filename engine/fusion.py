@@ -1,17 +1,22 @@
-"""Fusing an arrangement into its only reader: one scheduled run instead of two.
+"""Fusing an operator into its only reader: one scheduled run instead of several.
 
-Most arrangements have exactly one reader (the reduce or join that asked for them).  Run
-separately, the arrangement is scheduled at a time, runs (inserts the batch into its trace),
-emits, and schedules its reader at the same time, which then runs: two trips through the
-scope's heap and two operator runs of bookkeeping for one batch.  Fused, the arrangement's
-input schedules the reader directly, and the reader runs the arrangement first, at the start
-of its own run at that time; the arrangement hands its batch over without scheduling.  What
-the trace holds when the reader reads it, the order of the work and every statistics record
-(the arrangement's runs are still recorded as its own) are as before.
+Most linear operators and arrangements have exactly one reader: the concat before a ``min``,
+the arrangement a join asked for, the projection feeding it.  Scheduled on their own, each is
+a run of its own at every time: the scheduler asks whether the time is complete, the operator
+runs, its output is queued and counted as a pointstamp, and its reader is asked the same
+question again.  Fused, the operator's input is counted as its reader's pointstamp (the
+*location* of the group), the reader's frontier is asked once, and at the start of the
+reader's run at ``t`` the fused operators run at ``t``, upstream first, handing their output on
+to the next.  What each operator processes, the order of the work and every statistics record
+(a fused operator's runs are still recorded as its own) are as before: an operator upstream of
+the reader is upstream of every operator of the group, so the group's time is complete for
+each of them when it is for the reader.
 
-An arrangement is fused when its only output is a reduce or a join in the same scope (not an
-``enter``, a view, or a second reader: then it stays on its own).  :func:`fuse` decides it
-again whenever the graph changed, before a step.
+An operator is fused when it is ``fusable`` (it turns a time's input into output at that same
+time: linear operators, arrangements), has exactly one reader, and that reader is in the same
+scope and reads at the time it is sent (not a loop's ``enter``/``leave``/``feedback``, a loop
+node or an input).  Chains fuse: a concat into an arrangement fused into a reduce all run in
+the reduce's run.  :func:`fuse` decides it again whenever the graph changed, before a step.
 """
 from __future__ import annotations
 
@@ -19,24 +24,33 @@ from . import tuning
 
 
 def fuse(ops) -> None:
-    """(Re)decide which of ``ops``' arrangements run inside their only reader."""
-    from .operators.arrange import Arrange
+    """(Re)decide which of ``ops`` run inside their only reader."""
     from .operators.base import Operator
-    from .operators.join import Join
-    from .operators.reduce import Reduce
+    from .operators.io import Input
+    from .operators.loops import ScopeNode
 
     for op in ops:
         op.fused = ()
         op.location = None
-    for op in ops:
-        if not isinstance(op, Arrange):
-            continue
         op.fused_into = None
-        if not tuning.FAST_PATHS or len(op.outputs) != 1:
+    if not tuning.FAST_PATHS:
+        return
+    identity = Operator.input_time
+    for op in ops:
+        if not op.fusable or len(op.outputs) != 1 or type(op).input_time is not identity:
             continue
         reader, _ = op.outputs[0]
-        if (isinstance(reader, (Reduce, Join)) and reader.scope is op.scope
-                and type(reader).input_time is Operator.input_time):
+        if (reader.scope is op.scope and type(reader).input_time is identity
+                and not isinstance(reader, (ScopeNode, Input))):
             op.fused_into = reader
-            op.location = reader.index  # its pointstamps are its reader's
-            reader.fused += (op,)
+    for op in ops:
+        if op.fused_into is None:
+            continue
+        host = op.fused_into
+        while host.fused_into is not None:
+            host = host.fused_into
+        host.fused += (op,)
+        op.location = host.index  # its pointstamps are its group's
+    for op in ops:
+        if len(op.fused) > 1:
+            op.fused = tuple(sorted(op.fused, key=lambda f: f.index))  # upstream first

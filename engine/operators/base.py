@@ -19,9 +19,15 @@ class Operator:
     """
 
     kind = "operator"
-    #: arrangements fused into this operator (see :mod:`~ddlab.engine.fusion`): each runs at
-    #: the start of this operator's run at the same time, instead of being scheduled itself
+    #: operators fused into this one (see :mod:`~ddlab.engine.fusion`), upstream first: each
+    #: runs at the start of this operator's run at the same time, instead of being scheduled
     fused: tuple = ()
+    #: the reader this operator is fused into (``None``: scheduled on its own)
+    fused_into = None
+    #: whether it may be fused into its only reader: it processes a time's input into output
+    #: at that same time, keeping no state a reader could see out of step (linear operators,
+    #: arrangements)
+    fusable = False
     #: the step attempt whose rows ``budget_rows`` counts, and that count (kept by budget.py)
     budget_serial = -1
     budget_rows = 0
@@ -125,8 +131,9 @@ class Operator:
     def run_at(self, t: tuple) -> None:
         """Process the input queued at ``t`` (after the arrangements fused into this
         operator took theirs) and record the run."""
-        for arrangement in self.fused:
-            arrangement.run_fused(t)
+        for op in self.fused:
+            if t in op.queued:
+                op.run_at(t)
         inputs = []
         n_in = 0
         for queue in self.queues:
@@ -143,10 +150,17 @@ class Operator:
             self.queued.discard(t)
             self.scope.tracker.update(self.index if self.location is None else self.location,
                                       t, -1)
+        elif self.idle_without_input(t):
+            return  # only the operators fused into it had input at t, and they sent nothing
         self._emitted = 0
         start = perf_counter()
         self.process(t, inputs)
         self.flow.record_run(self, t, n_in, self._emitted, perf_counter() - start)
+
+    def idle_without_input(self, t: tuple) -> bool:
+        """Whether a run at ``t`` with no input has nothing to do (a reduce with interesting
+        times scheduled there does)."""
+        return True
 
     def process(self, t: tuple, inputs: list) -> None:  # pragma: no cover - abstract
         raise NotImplementedError

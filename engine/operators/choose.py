@@ -59,6 +59,7 @@ class Decide(Operator):
     (in ``flow.stats()`` and the graph) says what was chosen and why."""
 
     kind = "choose"
+    fusable = True
 
     def __init__(self, scope, up, decision: SizeChoice, name: str | None = None):
         self.decision = decision

@@ -50,6 +50,7 @@ class UserFunctionOperator(Operator):
 
 class Map(UserFunctionOperator):
     kind = "map"
+    fusable = True
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -61,6 +62,7 @@ class Map(UserFunctionOperator):
 
 class FlatMap(UserFunctionOperator):
     kind = "flat_map"
+    fusable = True
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -77,6 +79,7 @@ class FlatMap(UserFunctionOperator):
 
 class Filter(UserFunctionOperator):
     kind = "filter"
+    fusable = True
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -116,6 +119,7 @@ class MapColumns(UserFunctionOperator):
     """Column-wise map: ``fn(*columns) -> column or tuple of columns`` (numpy arrays)."""
 
     kind = "map_columns"
+    fusable = True
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -141,6 +145,7 @@ class FilterColumns(UserFunctionOperator):
     """Column-wise filter: ``predicate(*columns) -> boolean array``."""
 
     kind = "filter_columns"
+    fusable = True
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -156,6 +161,7 @@ class Project(Operator):
     """Select and reorder columns by index: no decoding, pure column moves."""
 
     kind = "project"
+    fusable = True
 
     def __init__(self, scope, up, columns, name=None):
         super().__init__(scope, [up], name)
@@ -186,6 +192,7 @@ class Concat(Operator):
     """Multiset sum of several collections (diffs add)."""
 
     kind = "concat"
+    fusable = True
 
     def process(self, t, inputs):
         self.emit(t, concat_batches([b for b in inputs if b is not None], self.label))
@@ -193,6 +200,7 @@ class Concat(Operator):
 
 class Negate(Operator):
     kind = "negate"
+    fusable = True
 
     def process(self, t, inputs):
         self.emit(t, inputs[0].negate())
@@ -202,6 +210,7 @@ class Consolidate(Operator):
     """Sum diffs of equal records and drop zeros (every operator's output already is)."""
 
     kind = "consolidate"
+    fusable = True
 
     def process(self, t, inputs):
         self.emit(t, inputs[0].consolidate())
@@ -211,6 +220,7 @@ class Inspect(UserFunctionOperator):
     """Debugging tap: calls ``fn(record, time, diff)`` for each update, passes data through."""
 
     kind = "inspect"
+    fusable = True
 
     def process(self, t, inputs):
         b = inputs[0].consolidate()

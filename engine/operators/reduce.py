@@ -73,6 +73,9 @@ class Reduce(Operator):
         self.logic_code = logic_code(logic)
 
     # -- the capabilities it holds ------------------------------------------------------
+    def idle_without_input(self, t: tuple) -> bool:
+        return t not in self.obligations
+
     def hold(self, u: tuple, codes) -> None:
         """Schedule the key codes ``codes`` for evaluation at ``u``: a capability at ``u``
         (the reduce may emit there later) until it runs."""

@@ -4,8 +4,8 @@ A *pointstamp* is a (location, time) pair: here a location is an operator of one
 pointstamp at it is either a batch of updates queued at its input (a message in flight) or a
 *capability* it holds (the right to emit at that time later: a reduce's scheduled interesting
 times, an input's open epoch).  Each scope keeps *occurrence counts* of its pointstamps
-(:class:`~.tracker.ScopeTracker`); a nested loop's pointstamps are counted once more in its
-parent, at the loop's node, with the loop's coordinate dropped.  *Could-result-in* comes from
+(:class:`~.tracker.ScopeTracker`); a nested loop shows in its parent as one pointstamp at the
+loop's node per outer time at which anything inside holds one.  *Could-result-in* comes from
 the graph's structure (:mod:`.reachability`): within a scope an operator reaches another either
 along forward edges (the time unchanged) or only around the loop's feedback (the iteration
 coordinate incremented).  The *frontier* at an operator's input is the set of minimal times

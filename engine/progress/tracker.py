@@ -3,10 +3,10 @@
 Counts are kept per operator index of the scope and per time (a scope's times all have its
 depth).  An operator's count at ``t`` is the number of pointstamps it holds there: one while
 it has input queued at ``t`` and one per capability (a reduce's scheduled interesting time;
-an input's open epoch).  A nested loop's pointstamps are counted once more in the parent's
-tracker, at the loop node's index and with the loop's coordinate dropped: one count per
-distinct (operator, time) inside, so the parent sees the loop as busy at an outer time
-exactly while something inside holds a time with that prefix.
+an input's open epoch).  A nested loop's pointstamps show in the parent's tracker as one
+pointstamp at the loop's node per outer time (the loop coordinate dropped) while anything
+inside holds a time with that prefix: the parent sees the loop as busy at an outer time
+exactly while something inside is.
 
 ``blocked(j, t)`` asks whether input at operator ``j`` could still arrive at a time ``<= t``:
 whether ``t`` is *not* yet complete there.  The scheduler asks it only for the operators that
@@ -29,6 +29,8 @@ class ScopeTracker:
         self.counts: list[dict] = []
         #: operator indices holding any pointstamp
         self.active: set[int] = set()
+        #: outer time -> how many (operator, time) pointstamps here have it as their prefix
+        self.prefixes: dict = {}
         self.reach = Reachability(0, (), ())
         #: the parent's answers to :meth:`blocked` for outer times, kept for one sweep of the
         #: scope (:meth:`new_sweep`): while this scope runs only its own pointstamps change,
@@ -44,6 +46,7 @@ class ScopeTracker:
         (the graph only changes between steps, when nothing is held)."""
         self.counts = [dict() for _ in range(n)]
         self.active = set()
+        self.prefixes = {}
         self.reach = reach
 
     def update(self, i: int, t: tuple, delta: int) -> None:
@@ -61,7 +64,18 @@ class ScopeTracker:
         if self.outbox is not None:
             self.outbox.update((i, t), delta)
         if self.parent is not None and (before > 0) != (after > 0):
-            self.parent.update(self.node, t[:-1], 1 if after > 0 else -1)
+            # the parent counts one pointstamp at the loop's node per outer time with any
+            # pointstamp inside: it changes only when the first appears or the last goes
+            head = t[:-1]
+            prefixes = self.prefixes
+            n = prefixes.get(head, 0) + (1 if after > 0 else -1)
+            if n:
+                prefixes[head] = n
+                if n == 1 and after > 0:
+                    self.parent.update(self.node, head, 1)
+            else:
+                del prefixes[head]
+                self.parent.update(self.node, head, -1)
 
     def new_sweep(self) -> None:
         """A sweep of the scope starts: the outer answers are asked again."""
@@ -124,5 +138,6 @@ class ScopeTracker:
         for counts in self.counts:
             counts.clear()
         self.active.clear()
+        self.prefixes.clear()
         if self.outbox is not None:
             self.outbox = ChangeBatch()
