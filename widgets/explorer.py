@@ -310,8 +310,7 @@ class Explorer:
         kept = set(self.flow.epoch_log()["epoch"])
         recent = [(e, p) for e, p in self._recent if e in kept]
         past = recent[-self.iterations.history:]
-        self.iterations.set_loop(loop, [self.iterations.row(self.flow, e, p, self.feed.span(p))
-                                        for e, p in past])
+        self.iterations.set_loop(loop, self.flow, [(e, p, self.feed.span(p)) for e, p in past])
         self.lattice.set_loop(loop, self.flow, [e for e, _ in recent[-self.lattice.epochs:]])
         if self.loop_select.value != loop and loop in self.loop_select.options:
             self.loop_select.value = loop
