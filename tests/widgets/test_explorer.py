@@ -17,7 +17,6 @@ from ddlab.widgets.iterations import ZERO_Y, plotted
 from ddlab.sources import collegemsg_pandas, shared_data_dir
 
 from .oracles import scc_oracle, stats_curve, stats_lattice, window_edges
-from .windows import pandas_windows
 
 
 def check_move(ex, events, label_events=None):
@@ -96,13 +95,6 @@ def college(spark):
     batches = window_batches(load_dataset("collegemsg", spark=spark), "7d", "1d")
     yield events, batches
     batches.unpersist()
-
-
-@pytest.fixture(scope="module")
-def daily():
-    """CollegeMsg's first month in 7-day windows moving one day, cut with pandas (no Spark)."""
-    events = collegemsg_pandas()
-    return events, pandas_windows(events, steps=30)
 
 
 def new_explorer(batches, **options):
