@@ -7,7 +7,7 @@ import pytest
 
 from ddlab.sources import collegemsg_pandas
 
-from .windows import pandas_windows
+from pandas_windows import pandas_windows
 
 
 @pytest.fixture(scope="module")
