@@ -13,10 +13,10 @@ their HTML, controls as ``description: value``, boxes laid out as rows and colum
 :func:`register` adds it to IPython's ``text/html`` formatter for every ``DOMWidget``
 (``import ddlab`` does it in a Jupyter kernel); :func:`snapshot_html` is the rendering.
 
-Limits: the snapshot is of the moment the widget is displayed (a change made by a later cell
-is not in the file: updating a widget's output makes JupyterLab build a second view of it);
-an ``Output`` widget shows what the kernel knows of its outputs (what a ``with out:`` block
-displays is captured by the front end, not the kernel); a notebook saved *with* widget state
+Limits: a change made from the browser (a slider dragged, Play) reaches the file with the
+next cell that changes the widget (:mod:`.snapshot_updates`); an ``Output`` widget shows
+what the kernel knows of its outputs (what a ``with out:`` block displays is captured by the
+front end, not the kernel); a notebook saved *with* widget state
 (JupyterLab's "Save Widget State Automatically", or ``jupyter nbconvert --execute``, which
 stores it unless given ``--ExecutePreprocessor.store_widget_state=False``) is exported with
 the widget manager, which nbconvert loads from the network.
@@ -221,18 +221,27 @@ def _renderers() -> list:
 # -- the formatter -----------------------------------------------------------------------------
 
 _WIDGET = ("ipywidgets.widgets.domwidget", "DOMWidget")
+_UPDATES: dict[int, object] = {}   # id(shell) -> its SnapshotUpdates
 
 
 def register(ip) -> None:
     """Give every ``DOMWidget`` displayed in ``ip`` a ``text/html`` snapshot (a live front
-    end still shows the widget: it prefers the widget's own representation)."""
-    ip.display_formatter.formatters["text/html"].for_type_by_name(*_WIDGET, snapshot_html)
+    end still shows the widget: it prefers the widget's own representation), kept current
+    at the end of each cell that changes the widget where the kernel allows it
+    (:mod:`.snapshot_updates`).  Registering twice changes nothing."""
+    from .snapshot_updates import SnapshotUpdates
+
+    if id(ip) in _UPDATES:
+        return
+    updates = SnapshotUpdates(ip, snapshot_html)
+    updates.install()
+    _UPDATES[id(ip)] = updates
+    ip.display_formatter.formatters["text/html"].for_type_by_name(*_WIDGET, updates.snapshot)
 
 
 def unregister(ip) -> None:
     """Remove what :func:`register` added."""
-    html_formatter = ip.display_formatter.formatters["text/html"]
-    try:
-        html_formatter.pop(".".join(_WIDGET))
-    except KeyError:
-        pass
+    updates = _UPDATES.pop(id(ip), None)
+    if updates is not None:
+        updates.uninstall()
+    ip.display_formatter.formatters["text/html"].pop(".".join(_WIDGET), None)
