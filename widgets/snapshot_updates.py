@@ -11,7 +11,8 @@ Only changes made by a cell's code count: a change from the browser (dragging a 
 Play) happens outside any cell and waits for the next cell that changes the widget, so an
 interaction is never interrupted.  The update is sent twice, first without the widget view:
 JupyterLab then disposes the old view and builds one new view, where a single update would
-build a second view beside the first and never dispose the first.
+build a second view beside the first and never dispose the first.  A bokeh plot's new view
+draws from the widget's render bundle, so that is brought up to date first.
 
 Needs ipykernel's display publisher (its message hooks) and IPython's cell events; elsewhere
 the snapshots stay those of display time.
@@ -149,6 +150,11 @@ class SnapshotUpdates:
         bundle["text/html"] = html
         entry["html"] = html
         self._observe(display_id, widget)
+        for part in _tree(widget):
+            # a bokeh view draws its plot from the widget's render bundle, then applies the
+            # changes sent while it exists: the new view must start from the plot as it is
+            if hasattr(part, "update_from_model") and getattr(part, "_model", None) is not None:
+                part.update_from_model(part._model)
         update_display({"text/plain": bundle.get("text/plain", "")}, raw=True,
                        display_id=display_id)
         update_display(bundle, raw=True, display_id=display_id)

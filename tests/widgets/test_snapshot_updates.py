@@ -1,7 +1,8 @@
 """A displayed widget's snapshot follows what later cells do to it: run in a real kernel
 (nbclient, as ``jupyter nbconvert --execute`` does), a cell that changes a widget displayed
 earlier leaves that earlier output with a snapshot of the widget as it is now, and adds no
-output of its own; a widget no cell changed keeps its snapshot."""
+output of its own; a widget no cell changed keeps its snapshot.  The plot's render bundle
+(what a new view of it draws first) is brought up to date with it."""
 from __future__ import annotations
 
 import json
@@ -48,3 +49,8 @@ def test_a_later_cell_updates_the_snapshot_of_what_it_changed(tmp_path):
     assert '["y", [10, 333]]' in data, "the plot's snapshot holds the streamed point"
     assert "application/vnd.jupyter.widget-view+json" in shown["data"]
     assert "never changed" in _html(unchanged_cell.outputs[0])
+    # the view JupyterLab builds for the updated output draws the plot as it is now
+    state = nb.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    bundles = [m["state"]["render_bundle"] for m in state.values()
+               if m["model_name"] == "BokehModel"]
+    assert len(bundles) == 1 and "[10,333]" in bundles[0].replace(" ", "")
