@@ -86,6 +86,8 @@ class SnapshotUpdates:
     def cell_ends(self, result=None) -> None:
         """Refresh the snapshot of every display the cell changed."""
         self.in_cell = False
+        self.formatted.clear()   # (a result shown as the cell's value, not by display(), is
+        #                           never a display message: nothing to wait for)
         for display_id in [d for d, entry in self.displays.items() if entry["dirty"]]:
             self._refresh(display_id)
 

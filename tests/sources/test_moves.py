@@ -8,6 +8,7 @@ import asyncio
 
 import pandas as pd
 import pytest
+from armed import Armed
 from pandas_windows import DAY, pandas_windows
 
 import ddlab
@@ -51,23 +52,17 @@ def test_a_move_of_several_feeds_is_one_epoch():
 
 def test_a_rolled_back_epoch_puts_every_feed_back():
     flow, feeds, views = two_feeds()
-    armed = {"on": False}
-
-    def fail_when_armed(src, dst):
-        if armed["on"]:
-            raise ValueError("a user function failed on purpose")
-        return src == src
-
-    flow.inputs["b"].filter_columns(fail_when_armed).view()
+    armed = Armed()
+    flow.inputs["b"].filter_columns(armed.check).view()
     mover = MoveController(flow, feeds)
     mover.move(seek=2)
-    armed["on"] = True
+    armed.on = True
     with pytest.raises(ddlab.OperatorError, match="on purpose"):
         mover.move({"a": +1, "b": +1})
     assert (feeds["a"].position, feeds["b"].position) == (2, 2) and flow.epoch == 1
     assert not feeds["a"].staged and not feeds["b"].staged
     assert views["a"].to_dict() == views["b"].to_dict() == window(2)
-    armed["on"] = False
+    armed.on = False
     mover.move({"a": +1, "b": +1})
     assert views["a"].to_dict() == views["b"].to_dict() == window(3) and flow.epoch == 2
 

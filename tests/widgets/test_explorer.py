@@ -16,6 +16,8 @@ from ddlab.widgets.iterations import ZERO_Y, plotted
 
 from ddlab.sources import collegemsg_pandas, shared_data_dir
 
+from armed import Armed
+
 from .oracles import scc_oracle, stats_curve, stats_lattice, window_edges
 
 
@@ -190,14 +192,8 @@ def test_busy_handler_coalesces_to_the_latest_target(college):
 def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
     events, batches = college
     flow, edges, program = _scc_program()
-    armed = {"on": False}
-
-    def check(src, dst):
-        if armed["on"]:
-            raise ValueError("user function failed on purpose")
-        return src == src
-
-    guarded = edges.filter_columns(check).view()
+    armed = Armed()
+    guarded = edges.filter_columns(armed.check).view()
     feed = WindowFeed(batches, edges, flow, step=False)
     ex = explore(feed, {"scc": program.result, "guarded": guarded}, program=program)
     ex.slider.value = 4
@@ -207,7 +203,7 @@ def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
     contents = sorted(ex.views["scc"].to_dict().items())
     results = ex.results.widget.value
     epoch = flow.epoch
-    armed["on"] = True
+    armed.on = True
     ex.slider.value = 9
     assert ex.position == 4 and ex.slider.value == 4 and flow.epoch == epoch
     assert "failed" in ex.status.value and "user function failed on purpose" in ex.status.value
@@ -220,7 +216,7 @@ def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
     assert sorted(ex.views["scc"].to_dict().items()) == contents
     assert ex.results.widget.value == results
     # still usable on the previous state
-    armed["on"] = False
+    armed.on = False
     ex.slider.value = 9
     assert ex.position == 9 and flow.epoch == epoch + 1
     check_move(ex, events)

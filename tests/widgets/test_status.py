@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
+from armed import Armed
 
 import ddlab
 from ddlab.sources import WindowFeed
@@ -60,14 +61,8 @@ def test_the_error_details_show_only_while_there_is_an_error(daily):
     flow = ddlab.Dataflow()
     edges = flow.input("edges", columns=["src", "dst"])
     program = component_collections(edges, "scc")
-    armed = {"on": False}
-
-    def fail_when_armed(src, dst):
-        if armed["on"]:
-            raise ValueError("a user function failed on purpose")
-        return src == src
-
-    guarded = edges.filter_columns(fail_when_armed).view()
+    armed = Armed()
+    guarded = edges.filter_columns(armed.check).view()
     feed = WindowFeed(batches, edges, flow, step=False)
     ex = explore(feed, {"scc": program.result, "guarded": guarded}, program=program,
                  settle_ms=None, references_at_start=False)
@@ -75,13 +70,13 @@ def test_the_error_details_show_only_while_there_is_an_error(daily):
     assert panel in ex.widget.children and panel.layout.display == "none"
     ex.move_to(3)
     assert panel.layout.display == "none", "no error: no error details"
-    armed["on"] = True
+    armed.on = True
     ex.move_to(4)
     assert panel.layout.display != "none" and ex.position == 3
     shown = "".join(o.get("text", "") for o in ex.details.outputs)
     assert "Traceback" in shown and "failed on purpose" in shown
     assert "moving from position 3 to 4 failed: OperatorError" in ex.status_text
-    armed["on"] = False
+    armed.on = False
     ex.move_to(4)
     assert panel.layout.display == "none" and ex.position == 4
     ex.move_to(99)                       # refused before anything ran: no traceback to show
