@@ -1,7 +1,9 @@
 """ddlab: a notebook-first differential dataflow environment.
 
 The engine (``ddlab.engine``) knows nothing of Jupyter; ``%load_ext ddlab`` loads the magics
-from ``ddlab.kernel_ext``.  The public Python API is re-exported here, with ``ddlab.lattice``
+from ``ddlab.kernel_ext``.  In a Jupyter kernel, importing ddlab also gives every widget a
+notebook displays a static snapshot beside it (``ddlab.widgets.snapshot``), so the notebook's
+figures survive an export to HTML.  The public Python API is re-exported here, with ``ddlab.lattice``
 and ``ddlab.algorithms`` (short names for the engine's modules); ``dir(ddlab)`` lists it.
 """
 # Absolute imports on purpose: pytest imports this file as a plain module when the checkout's
@@ -15,6 +17,22 @@ from ddlab.engine.rules import rules  # noqa: F401  (ddlab.rules(text, inputs): 
 
 __all__ = sorted(set(_engine_all) | {"algorithms", "lattice", "rules", "__version__"})
 del _engine_all
+
+
+def _snapshots_in_a_kernel() -> None:
+    """In a Jupyter kernel (IPython already imported and running one), register the widgets'
+    static snapshots; anywhere else, do nothing (and import nothing)."""
+    import sys
+
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        from ddlab.widgets.snapshot import register
+
+        register(shell)
+
+
+_snapshots_in_a_kernel()
 
 
 def __dir__():

@@ -2,7 +2,8 @@
 
 Why: an epoch of the session may move several window feeds and apply rows queued by
 ``%dd insert``; it is one ``flow.step()``.  The feeds stage their moves and own their
-positions: if the engine rolls the epoch back, each feed's ``undo()`` puts it back.  The
+positions: if the engine rolls the epoch back, each feed's ``undo()`` puts it back (the
+sources' move controller does both, as it does for the explorer).  The
 result is an :class:`EpochLine` per epoch (changes per declared collection, the window).
 """
 from __future__ import annotations
@@ -10,6 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Any
+
+from ddlab.sources.moves import MoveController
 
 from .messages import SessionError, first_line, plural
 from .summaries import change_counts
@@ -53,22 +56,13 @@ class StepResult:
 
 def step_once(state, moves: dict, seek: int | None = None) -> EpochLine:
     """One epoch: move the given feeds (name -> +1/-1) or seek all to ``seek``, then
-    ``flow.step()``.  If the engine rolls the epoch back, every feed undoes its moves."""
+    ``flow.step()``.  If the engine rolls the epoch back, every feed undoes its moves
+    (:class:`~ddlab.sources.MoveController`)."""
     feeds = dict(state.feeds())
-    for n, d in moves.items():        # fetch every batch first: a failing fetch stages nothing
-        feeds[n].fetch(d)
+    mover = MoveController(state.flow, feeds)
+    mover.fetch(moves)                 # the time below is the epoch's, not the fetch's
     start = time.perf_counter()
-    try:
-        for n, d in moves.items():
-            (feeds[n].forward if d > 0 else feeds[n].backward)(1)
-        if seek is not None:
-            for f in feeds.values():
-                f.seek(min(seek, f.steps - 1), combine=True)
-        report = state.flow.step()
-    except BaseException:
-        for feed in feeds.values():
-            feed.undo()
-        raise
+    report = mover.move(moves, seek)
     seconds = time.perf_counter() - start
     changes = {n: change_counts(h.view.changes()) for n, h in state.handles.items()}
     window = None

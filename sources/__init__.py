@@ -36,8 +36,8 @@ _EXPORTS = {
     "window_updates": "windows", "WindowPlan": "windows",
     # records.py
     "records_with_diff": "records", "collect_records": "records",
-    # feed.py
-    "WindowFeed": "feed",
+    # feed.py, moves.py
+    "WindowFeed": "feed", "MoveController": "moves",
     # baseline.py
     "stateless_cc": "baseline", "BaselineResult": "baseline",
 }
@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # pragma: no cover
                            travian_by_alliance,
                            dataset_names, load_dataset, shared_data_dir, travian, twitter24h)
     from .feed import WindowFeed
+    from .moves import MoveController
     from .labels import travian_alliances, travian_messages_by_alliance
     from .window_cache import (StoredWindows, cache_dir, cached_windows, dataset_files,
                                windows_cached)

@@ -28,6 +28,14 @@ _SPARK_CALLS = re.compile(r"\b(load_dataset|load_events|window_batches|stateless
 _UI = Path(__file__).parent / "ui"
 
 
+def pytest_configure(config):
+    """nbmake's executed notebooks are kept for the tests that read their outputs
+    (tests/support/executed_notebooks.py), so no notebook runs twice in one session."""
+    from executed_notebooks import keep_nbmake_runs
+
+    keep_nbmake_runs()
+
+
 def notebook_uses_spark(path: Path) -> bool:
     """Whether a notebook's code calls into Spark (read from the file: lessons added or
     renamed are marked without a list to keep)."""

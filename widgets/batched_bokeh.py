@@ -27,6 +27,16 @@ class BatchedBokehModel(BokehModel):
     :meth:`hold`); outside a hold it sends each change at once, as its base class does."""
 
     _held: list | None = None
+    _detached = False
+
+    def close(self) -> None:
+        """Close once: the base class unhooks the plot from its document on every call, and
+        a second call (ipywidgets' ``__del__`` after an explicit close) raised ``KeyError``
+        into the garbage collector ("Exception ignored", with the whole document's repr)."""
+        if self._detached:
+            return
+        self._detached = True
+        super().close()
 
     @contextmanager
     def hold(self):

@@ -5,21 +5,22 @@ Why this shape: every move goes through :meth:`Explorer.move_to`, which brings t
 from where it is straight to the latest target in one combined epoch (never a queue of stale
 moves), then updates each panel once (one ``stream`` per plot source).  A move that fails (a
 raising user function, a non-convergent loop) is rolled back by the engine; the feed returns
-to its position, nothing is drawn, and the status line says what went wrong in one line.
+to its position (:class:`~ddlab.sources.MoveController`), nothing is drawn, and the status
+line says what went wrong in one line, the traceback folded under it.
 
 The reference lines are always of the window the current move landed on: computing them
 costs several moves, so they are computed when the window settles (no move for
 ``settle_ms``, or Play stopped) and kept per position; until then the plot and the status
 line say they are pending, and lines of another window are never shown.
+
+This module lays the parts out and passes each event to them: the move controller (moves
+and the settle timer), the panels and plots (one module each), the status line, the
+reference cache, the loop choice and the checks of what the explorer is given.
 """
 from __future__ import annotations
 
-import asyncio
 import html
-import re
 import time
-import traceback
-from collections import OrderedDict
 
 from ._deps import require_lab
 
@@ -27,72 +28,29 @@ require_lab()
 
 import ipywidgets as w  # noqa: E402
 
-from ddlab.engine import Collection, DataflowError, View  # noqa: E402
+from ddlab.engine import Collection  # noqa: E402
+from ddlab.sources.moves import MoveController  # noqa: E402
 
 from .batched_bokeh import batched  # noqa: E402
+from .bokehjs import ensure_bokehjs  # noqa: E402
 from .controls import Controls  # noqa: E402
+from .inputs import as_view, check_one_flow, checked_feed, chosen_loop, named_collections  # noqa: E402
 from .iterations import IterationPlot  # noqa: E402
 from .latency import LatencyPlot  # noqa: E402
 from .lattice import LatticePlot  # noqa: E402
+from .loops import default_loop, upstream_loops  # noqa: E402
 from .options import ExplorerOptions  # noqa: E402
 from .program import ComponentCollections, component_collections  # noqa: E402
-from .references import REFERENCE_NAMES, References, window_references  # noqa: E402
-from .results import MINUS, PLUS, ResultsPanel  # noqa: E402
+from .references import REFERENCE_NAMES, ReferenceCache, References  # noqa: E402
+from .results import ResultsPanel  # noqa: E402
+from .snapshot import snapshot_html  # noqa: E402
+from .status import StatusLine  # noqa: E402
 from .why_panel import WhyPanel  # noqa: E402
 
 __all__ = ["Explorer", "explore", "explore_graph"]
 
 #: reference lines kept per window position (a revisited window shows them at once)
 _KEPT_REFERENCES = 64
-_BOKEH_LOADED = False
-
-
-def _ensure_bokehjs() -> None:
-    """Load BokehJS inline (no network) once per kernel, so a notebook needs no set-up cell."""
-    global _BOKEH_LOADED
-    if _BOKEH_LOADED:
-        return
-    try:
-        from IPython import get_ipython
-    except ImportError:  # pragma: no cover - IPython is a core dependency
-        return
-    shell = get_ipython()
-    if shell is None or not hasattr(shell, "kernel"):
-        return  # not in a kernel: nothing would render BokehJS anyway
-    from bokeh.io import output_notebook
-    from bokeh.resources import INLINE
-
-    output_notebook(INLINE, hide_banner=True)
-    _BOKEH_LOADED = True
-
-
-def _as_view(obj, what: str):
-    """A View for ``obj`` (a View, or a Collection given a view now)."""
-    if isinstance(obj, View):
-        return obj
-    if isinstance(obj, Collection):
-        try:
-            return obj.view(name=f"explorer view of {obj.name}")
-        except DataflowError as err:
-            raise DataflowError(
-                f"explore: {what} is a Collection without a view and the flow has already "
-                f"stepped ({err}). Pass its View instead (make it with .view() before the "
-                f"first step).") from err
-    raise TypeError(f"explore: {what} must be a Collection or a View, not {type(obj).__name__}")
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip().splitlines()
-    return f"{type(err).__name__}: {text[0] if text else ''}"
-
-
-def _running_loop():
-    """The kernel's event loop when called from inside it (a cell, a widget message), else
-    ``None`` (a script or a test: the reference lines wait for :meth:`Explorer.settle`)."""
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 class Explorer:
@@ -109,68 +67,33 @@ class Explorer:
     def __init__(self, feed, collections, *, program: ComponentCollections | None = None,
                  loop: str | None = "auto", options: ExplorerOptions | None = None):
         self.options = options if options is not None else ExplorerOptions()
-        self.feed, self.flow = self._check_feed(feed)
-        collections = self._named(collections)
+        self.feed, self.flow = checked_feed(feed)
+        collections = named_collections(collections)
         self.program = program
-        self._check_flows(collections, program)
-        self.views = {name: _as_view(obj, f"collection {name!r}")
+        check_one_flow(self.flow, collections, program)
+        self.views = {name: as_view(obj, f"collection {name!r}")
                       for name, obj in collections.items()}
-        panel = {role: _as_view(obj, role) for role, obj in
+        panel = {role: as_view(obj, role) for role, obj in
                  (program.parts().items() if program is not None else ())}
         self.window_view = panel.get("window")
         self.algorithm = program.algorithm if program is not None else None
-        self.loops = self._upstream_loops(list(collections.values()) + [panel.get("components")])
-        self.loop = self._chosen_loop(loop)
+        self.loops = upstream_loops(self.flow, list(collections.values())
+                                    + [panel.get("components")])
+        self.loop = chosen_loop(self.flow, loop, default_loop(self.loops))
+        self.mover = MoveController(self.flow, {"window": self.feed})
+        self.references = ReferenceCache(self.algorithm or "scc", size=_KEPT_REFERENCES)
         self._build(panel)
         self._wire()
         self.moves = 0
         self.last_error: BaseException | None = None
         self.last_move: dict = {}
-        self.references: OrderedDict[int, References] = OrderedDict()
         self._recent: list[tuple[int, int]] = []   # (epoch, position) of the last moves
         self._target: int | None = None
         self._busy = self._syncing = False
-        self._settle_handle = None
         self._merged_ticks = 0
         self._start()
 
     # -- construction -------------------------------------------------------------------------
-    @staticmethod
-    def _check_feed(feed):
-        if not hasattr(feed, "seek") or not hasattr(feed, "flow"):
-            raise TypeError(f"explore: feed must be a WindowFeed, not {type(feed).__name__}")
-        return feed, feed.flow
-
-    @staticmethod
-    def _named(collections) -> dict:
-        if isinstance(collections, (Collection, View)):
-            collections = {getattr(collections, "name", None) or collections.label: collections}
-        if not isinstance(collections, dict) or not collections:
-            raise TypeError("explore: collections must be a Collection, a View, or a non-empty "
-                            "mapping name -> Collection/View")
-        return collections
-
-    def _check_flows(self, collections: dict, program) -> None:
-        """Everything is checked before any view is made (a refused explorer adds nothing)."""
-        given = [(f"collection {n!r}", o) for n, o in collections.items()]
-        if program is not None:
-            given += list(program.parts().items())
-        for what, obj in given:
-            if not isinstance(obj, (Collection, View)):
-                raise TypeError(f"explore: {what} must be a Collection or a View, not "
-                                f"{type(obj).__name__}")
-            if isinstance(obj, Collection) and obj.flow is not self.flow:
-                raise DataflowError(f"explore: {what} belongs to another Dataflow than the "
-                                    f"feed's")
-
-    def _chosen_loop(self, loop):
-        if loop == "auto":
-            return self._default_loop(self.loops)
-        if loop is not None and loop not in self.flow.loops():
-            raise ValueError(f"explore: loop {loop!r} is not a loop of this flow; its loops are "
-                             f"{self.flow.loops()}")
-        return loop
-
     def _build(self, panel: dict) -> None:
         """The panels and their layout."""
         o, program = self.options, self.program
@@ -200,11 +123,7 @@ class Explorer:
                                       style={"description_width": "initial"})
         self.loop_select.add_class("ddlab-loop")
         self.controls.box.children[1].children += (self.loop_select,)
-        self.status = w.HTML(value="ready")
-        self.status.add_class("ddlab-status")
-        self.details = w.Output()
-        accordion = w.Accordion(children=[self.details], titles=("error details",))
-        accordion.selected_index = None
+        self.status_line = StatusLine()
         self.sources = {"iterations": self.iterations.current,
                         "iterations_history": self.iterations.past,
                         "references": self.iterations.references,
@@ -212,12 +131,12 @@ class Explorer:
         title = w.HTML(f"<b>ddlab explorer</b> <span style='color:#777'>{self.feed.steps:,} "
                        f"window positions; loop {html.escape(self.loop or 'none')}</span>")
         top = w.Layout(align_items="flex-start", flex_flow="row wrap")
-        self.widget = w.VBox([title, self.controls.box, self.status,
+        self.widget = w.VBox([title, self.controls.box, self.status_line.widget,
                               w.HBox([w.VBox([self.results.widget] + ([self.why.widget]
                                                                        if self.why else [])),
                                       self.iterations.widget], layout=top),
                               w.HBox([self.lattice.widget, self.latency.widget], layout=top),
-                              accordion])
+                              self.status_line.panel])
         self.widget.add_class("ddlab-explorer")
 
     def _wire(self) -> None:
@@ -248,6 +167,9 @@ class Explorer:
     step_size = property(lambda self: self.controls.step_size, doc="Positions per Play tick.")
     direction = property(lambda self: self.controls.direction, doc="Forward (1) or back (-1).")
     jump = property(lambda self: self.controls.jump, doc="Go to ``jump_to`` in one epoch.")
+    status = property(lambda self: self.status_line.widget, doc="The status line (HTML).")
+    details = property(lambda self: self.status_line.details,
+                       doc="The last error's traceback (the error details panel's output).")
 
     @property
     def position(self) -> int:
@@ -256,8 +178,7 @@ class Explorer:
     @property
     def status_text(self) -> str:
         """The status line as plain text (one line per line of the widget)."""
-        text = re.sub(r"<br\s*/?>", "\n", self.status.value)
-        return html.unescape(re.sub(r"<[^>]+>", "", text))
+        return self.status_line.text
 
     def move_to(self, k: int) -> int:
         """Move the window to position ``k`` in one epoch (what the slider, Play and jump
@@ -265,7 +186,8 @@ class Explorer:
         explorer goes straight to the latest.  Returns the position reached."""
         k = int(k)
         if not -1 <= k < self.feed.steps:
-            self._error_line(f"position {k} is out of range -1..{self.feed.steps - 1}")
+            self.status_line.show_problem(f"position {k} is out of range "
+                                          f"-1..{self.feed.steps - 1}")
             self._sync_controls()
             return self.feed.position
         self._target = k
@@ -300,8 +222,9 @@ class Explorer:
         return self.move_to(max(self.feed.position - n, -1))
 
     def set_loop(self, loop: str) -> None:
-        """Plot another loop (iteration curves and lattice), refilled from the kept stats;
-        the reference lines follow (the kept ones hold every loop)."""
+        """Plot another loop: every line of the iteration plot and the lattice redrawn from
+        the kept statistics on that loop; the reference lines follow (the kept ones hold
+        every loop)."""
         if loop is None or loop == self.loop:
             return
         if loop not in self.flow.loops():
@@ -310,8 +233,7 @@ class Explorer:
         kept = set(self.flow.epoch_log()["epoch"])
         recent = [(e, p) for e, p in self._recent if e in kept]
         past = recent[-self.iterations.history:]
-        self.iterations.set_loop(loop, [self.iterations.row(self.flow, e, p, self.feed.span(p))
-                                        for e, p in past])
+        self.iterations.set_loop(loop, self.flow, [(e, p, self.feed.span(p)) for e, p in past])
         self.lattice.set_loop(loop, self.flow, [e for e, _ in recent[-self.lattice.epochs:]])
         if self.loop_select.value != loop and loop in self.loop_select.options:
             self.loop_select.value = loop
@@ -323,27 +245,18 @@ class Explorer:
 
     def settle(self) -> References | None:
         """Compute the window the current move landed on from scratch (stateless,
-        incremental, prioritized) and draw those reference lines (what the explorer does when
-        the window settles; kept per position).  ``None`` when there is nothing to compare."""
+        incremental, prioritized, and scipy's compiled run, each timed) and draw those
+        reference lines (what the explorer does when the window settles; kept per
+        position).  ``None`` when there is nothing to compare."""
         pos = self.feed.position
         self._refresh_why()
         if self.algorithm is None or self.window_view is None or pos < 0:
             return None
-        refs = self.references.get(pos)
-        if refs is None:
-            frame = self.window_view.to_pandas()
-            frame = frame[frame["multiplicity"] > 0]
-            edges = frame.iloc[:, :2].set_axis(["src", "dst"], axis=1)
-            try:
-                refs = window_references(edges, self.algorithm, position=pos,
-                                         window=self.feed.span(pos))
-            except Exception as err:  # a failing reference must not break the explorer
-                self._error(err, "computing the reference lines")
-                return None
-            self.references[pos] = refs
-            while len(self.references) > _KEPT_REFERENCES:
-                self.references.popitem(last=False)
-        self.references.move_to_end(pos)
+        try:
+            refs = self.references.of(pos, self.feed.span(pos), self.window_view)
+        except Exception as err:  # a failing reference must not break the explorer
+            self._error(err, "computing the reference lines")
+            return None
         self._draw_references()
         self._render_status()
         return refs
@@ -371,14 +284,18 @@ class Explorer:
     def _ipython_display_(self):
         from IPython.display import display
 
-        _ensure_bokehjs()
+        ensure_bokehjs()
         self._refresh_plots()
         display(self.widget)
 
     def _repr_mimebundle_(self, **kwargs):
-        _ensure_bokehjs()
+        ensure_bokehjs()
         self._refresh_plots()
-        return self.widget._repr_mimebundle_(**kwargs)
+        bundle = self.widget._repr_mimebundle_(**kwargs)
+        static = snapshot_html(self.widget)
+        if static is not None:
+            bundle["text/html"] = static
+        return bundle
 
     def _refresh_plots(self) -> None:
         """A BokehModel's front end applies patches only once a view exists, so the moves
@@ -390,9 +307,9 @@ class Explorer:
             plot.widget.update_from_model(model)
 
     def close(self) -> None:
-        """Close every widget of the layout (front-end views go away, comms are released)."""
-        if self._settle_handle is not None:
-            self._settle_handle.cancel()
+        """Close every widget of the layout (front-end views go away, comms are released)
+        and cancel a pending settle."""
+        self.mover.cancel_settle()
         todo = [self.widget]
         while todo:
             widget = todo.pop()
@@ -400,30 +317,6 @@ class Explorer:
             widget.close()
 
     # -- internals ------------------------------------------------------------------------------
-    def _upstream_loops(self, objs) -> list[str]:
-        """Every loop the shown collections depend on, in the flow's order (outermost first)."""
-        ops, _ = self.flow.graph()
-        scope_of = dict(zip(ops["id"], ops["scope"]))
-        label_to_op = {op.label: op for op in self.flow.operators}
-        scopes = set()
-        for obj in objs:
-            if obj is None:
-                continue
-            op = obj if isinstance(obj, Collection) else label_to_op.get(obj.label)
-            if op is not None:
-                scopes |= {scope_of[i] for i in self.flow.upstream(op)}
-        return [path for path in self.flow.loops()
-                if any(s == path or s.startswith(path + "/") for s in scopes)]
-
-    @staticmethod
-    def _default_loop(loops: list[str]) -> str | None:
-        """The first loop; if it holds nested loops (SCC), its first nested one: the label
-        propagation whose per-iteration work is the CIDR paper's Figure 1."""
-        if not loops:
-            return None
-        inner = [p for p in loops if p.startswith(loops[0] + "/")]
-        return inner[0] if inner else loops[0]
-
     def _on_slider(self, change) -> None:
         if not self._syncing:
             self._merged_ticks = 0
@@ -448,16 +341,11 @@ class Explorer:
             self._schedule_settle(0)   # Play stopped: the window has settled
 
     def _move(self, target: int) -> bool:
-        feed, flow = self.feed, self.flow
         start = time.perf_counter()
-        before = feed.position
+        before = self.feed.position
         try:
-            feed.seek(target, combine=True)
-            if not feed.auto_step:
-                flow.step()
+            self.mover.move(seek=target)
         except Exception as err:
-            if not feed.auto_step:
-                feed.undo()
             self._error(err, f"moving from position {before} to {target}")
             self.controls.play.playing = False
             return False
@@ -487,22 +375,10 @@ class Explorer:
         self.last_move = {"position": pos, "epoch": epoch, "from": before, "window": span,
                           "engine_s": engine_s, "total_s": total_s, "work": sum(work),
                           "merged_ticks": self._merged_ticks,
-                          "changes": self._changes(data, previous)}
+                          "changes": self.results.changes_line(data, previous)}
         self._merged_ticks = 0
         self._render_status()
         self._schedule_settle(self.options.settle_ms)
-
-    def _changes(self, data: dict, previous) -> str:
-        changes = []
-        if "count" in data:
-            delta = f" ({data['count'] - previous:+,d})" if previous is not None else ""
-            changes.append(f"{data['count']:,} {html.escape(self.results.noun)}{delta}")
-        for name, (_, _, ch) in data["tables"].items():
-            plus = int((ch["diff"] > 0).sum()) if len(ch) else 0
-            minus = int((ch["diff"] < 0).sum()) if len(ch) else 0
-            changes.append(f"{html.escape(name)} <span style='color:{PLUS}'>+{plus:,}</span>"
-                           f" <span style='color:{MINUS}'>-{minus:,}</span>")
-        return " · ".join(changes)
 
     def _draw_references(self) -> None:
         """The reference lines of the current window if they are known, else none (with a
@@ -526,54 +402,22 @@ class Explorer:
                 else "press “from scratch”")
 
     def _render_status(self) -> None:
-        m = self.last_move
-        if not m:
-            return
-        pos = m["position"]
-        line = (f"<span style='color:{PLUS}'>●</span> position {pos} · window "
-                f"{html.escape(m['window'])} · epoch {m['epoch']} · moved {pos - m['from']:+d}"
-                + (f" · {m['changes']}" if m["changes"] else ""))
-        work = (f"this move: {m['work']:,} records of work, {m['total_s'] * 1000:.0f} ms "
-                f"(engine {m['engine_s'] * 1000:.0f} ms)")
-        refs = self.references.get(pos)
-        if self.algorithm is None or self.loop is None:
-            scratch = ""
-        elif refs is None:
-            scratch = f"; from scratch on this window: {self._pending()}"
-        else:
-            totals = refs.totals(self.loop)
-            scratch = ("; from scratch on this window: " + " / ".join(
-                f"{totals[name]:,} {name}" for name in REFERENCE_NAMES) + " records")
-        loop = f" <span style='color:#777'>(loop {html.escape(self.loop)})</span>" if self.loop \
-            else ""
-        lines = [line, work + scratch + loop]
-        if m["merged_ticks"]:
-            lines.append(f"<span style='color:#9a6700'>behind: {m['merged_ticks']} Play "
-                         f"tick(s) arrived during the last move and were merged into this one "
-                         f"(moves take longer than the {self.controls.play.interval} ms "
-                         f"interval)</span>")
-        self.status.value = "<br>".join(lines)
+        if self.last_move:
+            self.status_line.show_move(
+                self.last_move, references=self.references.get(self.last_move["position"]),
+                loop=self.loop, compares=self.algorithm is not None, pending=self._pending(),
+                interval_ms=self.controls.play.interval)
 
     def _schedule_settle(self, delay_ms: int | None) -> None:
         """Compute the references after ``delay_ms`` without a move (in a kernel)."""
         if delay_ms is None or self.options.settle_ms is None or self.algorithm is None:
             return
-        loop = _running_loop()
-        if loop is None:
-            return
-        if self._settle_handle is not None:
-            self._settle_handle.cancel()
-        self._settle_handle = loop.call_later(delay_ms / 1000, self._settle_if_quiet,
-                                              self.moves)
+        self.mover.settle_after(delay_ms, self._settle_if_quiet)
 
-    def _settle_if_quiet(self, moves: int) -> None:
-        self._settle_handle = None
-        if moves != self.moves or self._busy or self.controls.play.playing:
-            return   # the window moved on (or is playing): not settled
-        try:
-            self.settle()
-        except Exception as err:  # pragma: no cover - settle reports its own errors
-            self._error(err, "computing the reference lines")
+    def _settle_if_quiet(self) -> None:
+        if self._busy or self.controls.play.playing:
+            return   # a move is running, or Play is: not settled
+        self.settle()   # (settle reports its own errors)
 
     def _sync_controls(self) -> None:
         pos = self.feed.position
@@ -587,13 +431,8 @@ class Explorer:
 
     def _error(self, err: BaseException, doing: str) -> None:
         self.last_error = err
-        self.details.clear_output()
-        self.details.append_stderr("".join(traceback.format_exception(err)))
-        self._error_line(f"{doing} failed: {_first_line(err)}; still at position "
-                         f"{self.feed.position}, epoch {self.flow.epoch - 1}")
-
-    def _error_line(self, text: str) -> None:
-        self.status.value = f"<span style='color:{MINUS}'>● {html.escape(text)}</span>"
+        self.status_line.show_error(err, doing, f"still at position {self.feed.position}, "
+                                                f"epoch {self.flow.epoch - 1}")
 
     def __repr__(self) -> str:
         return (f"<Explorer at position {self.feed.position}/{self.feed.steps - 1}, "

@@ -136,11 +136,13 @@ class IterationPlot:
         x, y = plotted(records)
         self.points.data = {"x": x, "y": y, "records": list(records)}
 
-    def set_loop(self, loop: str, rows: list[dict]) -> None:
-        """Show another loop: refill from ``rows`` (what :meth:`row` gives for the kept
-        epochs, oldest first); the reference lines are cleared (they were another loop's)."""
-        self.loop = loop
+    def set_loop(self, loop: str, flow, moves: list[tuple[int, int, str]]) -> None:
+        """Show another loop: every line redrawn from ``flow``'s kept statistics of ``moves``
+        (``(epoch, position, window)``, oldest first) on the new loop; the reference lines
+        are cleared (they were another loop's)."""
+        self.loop = loop     # first: the rows below are read on the new loop
         self.figure.title.text = self._title(loop)
+        rows = [self.row(flow, epoch, position, window) for epoch, position, window in moves]
         past = {k: [v for r in rows for v in r[k]] for k in PAST_FIELDS}
         self.past.data = past
         self.current.data = rows[-1] if rows else _empty_lines()

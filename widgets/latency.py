@@ -13,12 +13,16 @@ from ._deps import require_lab
 require_lab()   # one clear line, not bokeh's ModuleNotFoundError
 
 from bokeh.layouts import column  # noqa: E402
-from bokeh.models import ColumnDataSource, HoverTool  # noqa: E402
+from bokeh.models import (ColumnDataSource, FixedTicker, HoverTool, NoOverlap,  # noqa: E402
+                          NumeralTickFormatter)
 from bokeh.plotting import figure  # noqa: E402
 
 from .batched_bokeh import BatchedBokehModel  # noqa: E402
 
-__all__ = ["LatencyPlot"]
+__all__ = ["LatencyPlot", "MS_TICKS"]
+
+#: The latency axis' ticks: 1-2-5 steps from 10 µs to about 3 hours, in milliseconds.
+MS_TICKS = [m * 10.0 ** e for e in range(-2, 7) for m in (1, 2, 5)]
 
 
 class LatencyPlot:
@@ -47,9 +51,15 @@ class LatencyPlot:
                            x_axis_label="epoch", tools="pan,wheel_zoom,reset",
                            toolbar_location=None, x_range=time_fig.x_range)
         state_fig.line("epoch", "retained", source=self.source, color="#2ca02c", line_width=1.5)
-        state_fig.yaxis.formatter.use_scientific = False
+        # 150 pixels hold a few labels: milliseconds at 1-2-5 steps and retained updates as
+        # "200k", each axis dropping a label that would overlap its neighbour
+        time_fig.yaxis.ticker = FixedTicker(ticks=MS_TICKS)
+        time_fig.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
+        state_fig.yaxis.formatter = NumeralTickFormatter(format="0.[0]a")
         for fig in (time_fig, state_fig):
             fig.xaxis.ticker.min_interval = 1   # epochs are whole numbers
+            for axis in (*fig.xaxis, *fig.yaxis):
+                axis.major_label_policy = NoOverlap()
         self.figures = (time_fig, state_fig)
         self.layout = column(time_fig, state_fig)
         self.widget = BatchedBokehModel(self.layout)

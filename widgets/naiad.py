@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ddlab.engine import kernels
 from ddlab.sources import DatasetNotFound, cached_windows, start_spark, windows_cached
+from ddlab.sources.moves import running_loop
 from ddlab.sources.session import QUICK_START_JAVA_OPTIONS
 
 from .progress import NullProgress, Progress
@@ -126,16 +127,6 @@ def _prepare_while_spark_starts(spec: DemoData, cache: bool) -> None:
     kernels.active()
 
 
-def _in_event_loop() -> bool:
-    import asyncio
-
-    try:
-        asyncio.get_running_loop()
-        return True
-    except RuntimeError:
-        return False
-
-
 def _spec(data: str) -> DemoData:
     if isinstance(data, DemoData):
         return data
@@ -172,7 +163,7 @@ def demo(data: str | DemoData = "collegemsg", *, position: int | None = None,
                            no_labels=spec.no_labels, **opts)
         row.phase("moving one step")
         ex.move_to(first)
-        if not _in_event_loop():   # in a kernel the window settles once the cell is done
+        if running_loop() is None:   # in a kernel the window settles once the cell is done
             ex.settle()
     ex.data = spec
     ex.batches = batches

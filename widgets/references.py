@@ -16,10 +16,16 @@ The first two are the engine's own ``loop_differences(0, loop)`` (empty iteratio
 the stateless line is counted by :func:`stateless_curves`, a numpy re-execution of the same
 label propagation that recomputes every iteration in full (it keeps nothing but the current
 variable, as a stateless system does).
+
+Each is timed (wall clock, once, in this process: building the flow and loading the window
+included), and so is scipy's compiled recompute of the same components
+(:func:`scipy_components`), so a move's time can be set beside what the window costs from
+scratch in seconds as well as in records.
 """
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -28,27 +34,42 @@ import pandas as pd
 import ddlab
 from ddlab import algorithms
 
-__all__ = ["ALGORITHMS", "References", "window_references", "stateless_curves",
-           "scratch_curves", "REFERENCE_NAMES"]
+__all__ = ["ALGORITHMS", "References", "ReferenceCache", "window_references",
+           "stateless_curves", "scratch_curves", "scipy_components", "REFERENCE_NAMES", "SCIPY"]
 
 #: Algorithm name -> (the loop scope its result is computed in, the results panel's noun).
 ALGORITHMS = {"scc": ("root/scc", "strongly connected components"),
               "cc": ("root/cc", "connected components")}
 #: The reference lines, in the order the plot and the status line list them.
 REFERENCE_NAMES = ("stateless", "incremental", "prioritized")
+#: The name of scipy's compiled recompute in :attr:`References.timings`.
+SCIPY = "scipy"
 
 
 @dataclass(frozen=True)
 class References:
     """The reference curves of one window: ``curves[name][loop]`` records in difference per
-    iteration (``name`` in :data:`REFERENCE_NAMES`), labelled with the window they are of."""
+    iteration (``name`` in :data:`REFERENCE_NAMES`), labelled with the window they are of;
+    ``timings[name]``: the seconds each took, and ``timings["scipy"]`` those of scipy's
+    compiled recompute of the same components (``None`` without scipy)."""
 
     position: int
     window: str
     curves: dict
     edges: int
-    seconds: float
+    timings: dict = field(default_factory=dict)
     loops: tuple = field(default=())
+    algorithm: str = "scc"
+
+    @property
+    def algorithm_name(self) -> str:
+        """``"SCC"`` or ``"CC"``: what scipy's compiled run computed."""
+        return self.algorithm.upper()
+
+    @property
+    def seconds(self) -> float:
+        """All of the reference computations, scipy's included."""
+        return float(sum(t for t in self.timings.values() if t is not None))
 
     def curve(self, name: str, loop: str) -> list[int]:
         return list(self.curves.get(name, {}).get(loop, []))
@@ -66,12 +87,76 @@ def window_references(edges: pd.DataFrame, algorithm: str, *, position: int = -1
     if algorithm not in ALGORITHMS:
         raise ValueError(f"references: algorithm {algorithm!r} is not one of {sorted(ALGORITHMS)}")
     records = edges[["src", "dst"]].drop_duplicates()
-    start = time.perf_counter()
-    curves = {"stateless": stateless_curves(records, algorithm),
-              "incremental": scratch_curves(records, algorithm, prioritized=False),
-              "prioritized": scratch_curves(records, algorithm, prioritized=True)}
+    runs = {"stateless": lambda: stateless_curves(records, algorithm),
+            "incremental": lambda: scratch_curves(records, algorithm, prioritized=False),
+            "prioritized": lambda: scratch_curves(records, algorithm, prioritized=True)}
+    curves, timings = {}, {}
+    for name, run in runs.items():
+        curves[name], timings[name] = _timed(run)
+    timings[SCIPY] = scipy_components(records, algorithm)[1]
     loops = tuple(curves["incremental"])
-    return References(position, window, curves, len(records), time.perf_counter() - start, loops)
+    return References(position, window, curves, len(records), timings, loops, algorithm)
+
+
+class ReferenceCache:
+    """The reference lines of the last ``size`` windows computed, by position: a window
+    visited again shows them at once (a mapping position -> :class:`References`)."""
+
+    def __init__(self, algorithm: str, size: int = 64):
+        self.algorithm, self.size = algorithm, size
+        self._kept: OrderedDict[int, References] = OrderedDict()
+
+    def get(self, position: int) -> References | None:
+        return self._kept.get(position)
+
+    def __iter__(self):
+        return iter(self._kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def of(self, position: int, window: str, window_view) -> References:
+        """Those of ``position`` (whose edges ``window_view`` holds now), computed if not
+        kept; the most recently used are kept."""
+        refs = self._kept.get(position)
+        if refs is None:
+            frame = window_view.to_pandas()
+            frame = frame[frame["multiplicity"] > 0]
+            edges = frame.iloc[:, :2].set_axis(["src", "dst"], axis=1)
+            refs = window_references(edges, self.algorithm, position=position, window=window)
+            self._kept[position] = refs
+            while len(self._kept) > self.size:
+                self._kept.popitem(last=False)
+        self._kept.move_to_end(position)
+        return refs
+
+
+def _timed(run):
+    start = time.perf_counter()
+    out = run()
+    return out, time.perf_counter() - start
+
+
+def scipy_components(records: pd.DataFrame, algorithm: str) -> tuple[np.ndarray | None,
+                                                                      float | None]:
+    """scipy's compiled recompute of ``records``' components (``src, dst``): strongly
+    connected for ``"scc"``, connected for ``"cc"``; ``(label per node in sorted node order,
+    seconds)``, the seconds covering the node numbering and the sparse matrix too.
+    ``(None, None)`` without scipy."""
+    try:
+        from scipy.sparse import csr_matrix
+        from scipy.sparse.csgraph import connected_components
+    except ImportError:
+        return None, None
+    start = time.perf_counter()
+    ids, dense = np.unique(records[["src", "dst"]].to_numpy(dtype=np.int64).ravel(),
+                           return_inverse=True)
+    dense = dense.reshape(-1, 2)
+    n = len(ids)
+    matrix = csr_matrix((np.ones(len(dense), np.int8), (dense[:, 0], dense[:, 1])), shape=(n, n))
+    _, labels = connected_components(matrix, directed=True,
+                                     connection="strong" if algorithm == "scc" else "weak")
+    return labels, time.perf_counter() - start
 
 
 # -- the engine, from scratch ----------------------------------------------------------------

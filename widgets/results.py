@@ -163,6 +163,21 @@ class ResultsPanel:
                         f"{self._cells(row, has_labels)}</tr>")
         return head + _LEGEND + f"<table><tr>{cols}</tr>{''.join(body)}</table>"
 
+    def changes_line(self, data: dict, previous: int | None) -> str:
+        """One line of what this move changed (for the status line): the number of
+        components (and its change from ``previous``), each table's additions and
+        retractions; ``data`` is what :meth:`update` returned."""
+        changes = []
+        if "count" in data:
+            delta = f" ({data['count'] - previous:+,d})" if previous is not None else ""
+            changes.append(f"{data['count']:,} {html.escape(self.noun)}{delta}")
+        for name, (_, _, ch) in data["tables"].items():
+            plus = int((ch["diff"] > 0).sum()) if len(ch) else 0
+            minus = int((ch["diff"] < 0).sum()) if len(ch) else 0
+            changes.append(f"{html.escape(name)} <span style='color:{PLUS}'>+{plus:,}</span>"
+                           f" <span style='color:{MINUS}'>-{minus:,}</span>")
+        return " · ".join(changes)
+
     @staticmethod
     def _cells(row, has_labels: bool) -> str:
         comp, size, label, count, total = row

@@ -16,6 +16,8 @@ import time
 import ipywidgets as w
 import pandas as pd
 
+from .errors import error_html
+
 __all__ = ["WhyPanel"]
 
 _UNPICKED = ""    # the dropdown's "pick a component" entry (ipywidgets shows None as blank)
@@ -59,6 +61,7 @@ class WhyPanel:
         self.window = ""
         self._quiet = False
         self.activity = None             # the last flow.why_loop result shown
+        self.last_error: BaseException | None = None   # the last failure (its traceback shown)
         self.keys_button.on_click(lambda _: self._safely_loop())
         self.pick.observe(self._on_pick, names="value")
         self.node.observe(self._on_node, names="value")
@@ -99,7 +102,7 @@ class WhyPanel:
             return None
         start = time.perf_counter()
         activity = self.flow.why_loop(loop)[0]
-        self.activity = activity
+        self.activity, self.last_error = activity, None
         self.keys_output.value = self._render_loop(activity, time.perf_counter() - start)
         return activity
 
@@ -131,17 +134,17 @@ class WhyPanel:
         try:
             self.explain_loop()
         except Exception as err:
-            self.activity = None
-            self.keys_output.value = _error_line(err)
+            self.activity, self.last_error = None, err
+            self.keys_output.value = error_html("why", err)
 
     def _safely(self, component, node, *, new_members: bool) -> None:
-        """A widget callback: an error is one line in the panel, never a traceback lost in
-        the front end's log."""
+        """A widget callback: an error is one line in the panel with its traceback folded
+        under it, never a traceback lost in the front end's log."""
         try:
             self._explain(component, node, new_members=new_members)
         except Exception as err:
-            self.explanation = None
-            self.output.value = _error_line(err)
+            self.explanation, self.last_error = None, err
+            self.output.value = error_html("why", err)
 
     # -- the work -----------------------------------------------------------------------------
     def members_of(self, component) -> list:
@@ -180,7 +183,7 @@ class WhyPanel:
             self._set_nodes(members, node)
         start = time.perf_counter()
         ex = self.flow.why(self.components, (node, component))
-        self.explanation, self.shown_for = ex, self.window
+        self.explanation, self.shown_for, self.last_error = ex, self.window, None
         self.output.value = self._render(ex, time.perf_counter() - start)
         return ex
 
@@ -218,12 +221,6 @@ class WhyPanel:
         for note in ex.notes:
             parts.append(f"<div class='muted'>{html.escape(note)}</div>")
         return "".join(parts)
-
-
-def _error_line(err: BaseException) -> str:
-    first = str(err).splitlines()[0] if str(err) else ""
-    return (f"<div style='color:#cf222e'>why failed: {html.escape(type(err).__name__)}: "
-            f"{html.escape(first)}</div>")
 
 
 def _table(frame: pd.DataFrame, rows: int) -> str:

@@ -3,8 +3,9 @@
 ``text/html`` and ``text/plain`` renderers for ``View``, ``Collection`` (so also
 ``InputCollection`` and loop ``Variable``), ``Dataflow`` and ``StepReport``; HTML for the
 Spark sources' ``LoadReport``, ``WindowBatches`` and ``WindowFeed``, registered *by name* so
-registering them imports neither those modules nor pyspark.  A renderer that fails returns
-``None`` and IPython falls back to the next representation: displaying never raises.
+registering them imports neither those modules nor pyspark.  A renderer that fails is not
+hidden: IPython shows its traceback, as for any failing repr, and still displays the object's
+other representations (displaying never raises).
 """
 from __future__ import annotations
 
@@ -21,24 +22,11 @@ _BY_NAME = [
 ]
 
 
-def _safe(fn):
-    @wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except Exception:
-            return None
-    return wrapper
-
-
 def _plain(fn):
     """Adapt ``fn(obj) -> str`` to the pretty printer's ``(obj, p, cycle)``."""
+    @wraps(fn)
     def printer(obj, p, cycle):
-        try:
-            text = fn(obj)
-        except Exception:
-            text = None
-        p.text(text if text is not None else repr(obj))
+        p.text(fn(obj))
     return printer
 
 
@@ -64,16 +52,16 @@ def register_formatters(ip, magics) -> None:
     def view_name(v):
         return session().find(v)
 
-    html.for_type(View, _safe(lambda v: render.render_view(v, view_name(v), limit())))
+    html.for_type(View, lambda v: render.render_view(v, view_name(v), limit()))
     plain.for_type(View, _plain(lambda v: render.render_view_text(v, view_name(v), limit())))
-    html.for_type(Collection, _safe(lambda c: render.render_collection(c, session(), limit())))
+    html.for_type(Collection, lambda c: render.render_collection(c, session(), limit()))
     plain.for_type(Collection, _plain(
         lambda c: render.render_collection_text(c, session(), limit())))
-    html.for_type(Dataflow, _safe(lambda f: render.render_dataflow(f, session())))
-    html.for_type(StepReport, _safe(render.render_step_report))
+    html.for_type(Dataflow, lambda f: render.render_dataflow(f, session()))
+    html.for_type(StepReport, render.render_step_report)
     plain.for_type(StepReport, _plain(str))
     for module, name, fn in _BY_NAME:
-        html.for_type_by_name(module, name, _safe(fn))
+        html.for_type_by_name(module, name, fn)
 
 
 def unregister_formatters(ip) -> None:

@@ -23,6 +23,7 @@ import pytest
 
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 from playwright.sync_api import Page, expect  # noqa: E402
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # noqa: E402
 
 from .conftest import KERNEL_IDLE as _KERNEL_IDLE, RUN_STATE as _RUN_STATE  # noqa: E402
 from .conftest import wait_for as _wait  # noqa: E402
@@ -53,10 +54,15 @@ _LINES = """() => {
 
 def _explorer_visible(page: Page) -> bool:
     """The first explorer's status names a position and each plot shows a canvas (bokeh
-    draws inside shadow roots, which Playwright's locators pierce and querySelector does not)."""
+    draws inside shadow roots, which Playwright's locators pierce and querySelector does not).
+    An explorer whose view is being rebuilt (a later cell changed it: its output is updated)
+    has no status for a moment: not visible yet."""
     explorer = page.locator(".ddlab-explorer").first
-    if not explorer.count() or "position" not in (explorer.locator(".ddlab-status").first
-                                                  .text_content(timeout=1000) or ""):
+    status = explorer.locator(".ddlab-status").first
+    try:
+        if not explorer.count() or "position" not in (status.text_content(timeout=1000) or ""):
+            return False
+    except PlaywrightTimeoutError:
         return False
     return all(explorer.locator(f".{cls} canvas").first.is_visible() for cls in PLOTS)
 

@@ -16,9 +16,9 @@ from ddlab.widgets.iterations import ZERO_Y, plotted
 
 from ddlab.sources import collegemsg_pandas, shared_data_dir
 
-from .oracles import scc_oracle, stats_curve, stats_lattice, window_edges
+from armed import Armed
 
-pytestmark = pytest.mark.spark
+from .oracles import scc_oracle, stats_curve, stats_lattice, window_edges
 
 
 def check_move(ex, events, label_events=None):
@@ -192,14 +192,8 @@ def test_busy_handler_coalesces_to_the_latest_target(college):
 def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
     events, batches = college
     flow, edges, program = _scc_program()
-    armed = {"on": False}
-
-    def check(src, dst):
-        if armed["on"]:
-            raise ValueError("user function failed on purpose")
-        return src == src
-
-    guarded = edges.filter_columns(check).view()
+    armed = Armed()
+    guarded = edges.filter_columns(armed.check).view()
     feed = WindowFeed(batches, edges, flow, step=False)
     ex = explore(feed, {"scc": program.result, "guarded": guarded}, program=program)
     ex.slider.value = 4
@@ -209,7 +203,7 @@ def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
     contents = sorted(ex.views["scc"].to_dict().items())
     results = ex.results.widget.value
     epoch = flow.epoch
-    armed["on"] = True
+    armed.on = True
     ex.slider.value = 9
     assert ex.position == 4 and ex.slider.value == 4 and flow.epoch == epoch
     assert "failed" in ex.status.value and "user function failed on purpose" in ex.status.value
@@ -222,7 +216,7 @@ def test_a_raising_user_function_leaves_state_and_plots_as_before(college):
     assert sorted(ex.views["scc"].to_dict().items()) == contents
     assert ex.results.widget.value == results
     # still usable on the previous state
-    armed["on"] = False
+    armed.on = False
     ex.slider.value = 9
     assert ex.position == 9 and flow.epoch == epoch + 1
     check_move(ex, events)
@@ -439,3 +433,68 @@ def test_every_widgets_module_without_bokeh_is_importable_or_one_clear_line():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == "", f"raw ImportErrors instead of the one-line message:\n{proc.stdout}"
+
+
+# -- switching the plotted loop, closing ----------------------------------------------------------
+
+def _lines(ex):
+    """Every line the iteration plot draws now: (this move's, the earlier moves', the dots')."""
+    cur, past, dots = (ex.sources["iterations"].data, ex.sources["iterations_history"].data,
+                       ex.iterations.points.data)
+    return cur, past, dots
+
+
+def test_switching_the_loop_redraws_every_line_of_the_old_loop(daily):
+    events, batches = daily
+    ex = new_explorer(batches, references_at_start=False)
+    for k in (1, 2, 3, 4, 5):
+        ex.move_to(k)
+    ex.settle()
+    for loop, how in (("root/cc", "set_loop"), ("root/scc", "dropdown"),
+                      ("root/scc/reach2", "set_loop")):
+        if how == "dropdown":
+            ex.loop_select.value = loop
+        else:
+            ex.set_loop(loop)
+        assert ex.loop == loop and ex.loop_select.value == loop
+        epoch = ex.flow.epoch - 1
+        cur, past, dots = _lines(ex)
+        expected = stats_curve(ex.flow, epoch, loop)
+        assert cur["epoch"] == [epoch] and [int(v) for v in cur["records"][0]] == expected
+        assert (list(cur["xs"][0]), list(cur["ys"][0])) == plotted(expected)
+        assert cur["name"] == [f"differential: this move ({sum(expected):,})"]
+        assert (list(dots["x"]), list(dots["y"])) == plotted(expected)
+        assert dots["records"] == expected
+        assert past["epoch"] == sorted(past["epoch"]) and len(past["epoch"]) == 6
+        for e, xs, ys in zip(past["epoch"], past["xs"], past["ys"]):
+            assert (list(xs), list(ys)) == plotted(stats_curve(ex.flow, e, loop)), (loop, e)
+        # the status line's work and the plot's line count the same loop
+        assert f"this move: {sum(expected):,} records of work" in ex.status_text
+        refs = ex.current_references()
+        shown = ex.sources["references"].data
+        assert [list(r) for r in shown["records"]] == [refs.curve(n, loop) for n in
+                                                         ("stateless", "incremental",
+                                                          "prioritized")]
+        lat = ex.sources["lattice"].data
+        for e in range(epoch + 1):
+            mine = {int(i): int(u) for ee, i, u in zip(lat["epoch"], lat["iteration"],
+                                                        lat["updates"]) if ee == e}
+            assert mine == stats_lattice(ex.flow, e, loop), (loop, e)
+
+
+def test_closing_the_explorer_leaves_nothing_for_the_garbage_collector(daily, monkeypatch):
+    import gc
+    import sys
+
+    _, batches = daily
+    ex = new_explorer(batches, references_at_start=False)
+    ex.move_to(2)
+    ignored = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: ignored.append(info))
+    widgets = [ex.iterations.widget, ex.lattice.widget, ex.latency.widget]
+    ex.close()
+    assert all(w.comm is None for w in widgets), "every plot's comm is released"
+    del ex, widgets
+    gc.collect()
+    assert not ignored, "\n".join(f"{i.exc_type.__name__}: {str(i.exc_value)[:200]}"
+                                  for i in ignored)

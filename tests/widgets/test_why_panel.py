@@ -5,13 +5,10 @@ from __future__ import annotations
 
 import networkx as nx
 import pandas as pd
-import pytest
 
 from ddlab.widgets import explore_graph
 
 from .oracles import window_edges
-
-pytestmark = pytest.mark.spark
 
 
 def scc_component_of(edges: pd.DataFrame, node) -> int | None:
@@ -104,3 +101,40 @@ def test_keys_per_iteration_of_the_last_move(hourly):
     assert "records in difference" in ex.why.keys_output.value
     ex.forward(1)                       # another move: the shown keys were the last move's
     assert ex.why.activity is None and ex.why.keys_output.value == ""
+
+
+class _FailingWhy:
+    """The flow, except that ``why`` fails as a bug deep in the engine would."""
+
+    def __init__(self, flow):
+        self._flow = flow
+
+    def __getattr__(self, name):
+        return getattr(self._flow, name)
+
+    def why(self, *args, **kwargs):
+        def explain_deep_inside():
+            raise RuntimeError("an engine bug on purpose")
+        explain_deep_inside()
+
+    def why_loop(self, *args, **kwargs):
+        return self.why()
+
+
+def test_a_failing_explanation_keeps_its_traceback(daily):
+    """One line says what failed; the traceback is kept beside it (as the explorer keeps its
+    own), so a bug behind the panel can be reported."""
+    _, batches = daily
+    ex = explore_graph(batches, "scc", start=20, references_at_start=False, settle_ms=None)
+    ex.why.flow = _FailingWhy(ex.flow)
+    ex.why.pick.value = ex.results.current[0][0]
+    assert "why failed: RuntimeError: an engine bug on purpose" in ex.why.output.value
+    assert isinstance(ex.why.last_error, RuntimeError)
+    assert "Traceback (most recent call last)" in ex.why.output.value
+    assert "explain_deep_inside" in ex.why.output.value
+    ex.why.keys_button.click()
+    assert "why failed: RuntimeError" in ex.why.keys_output.value
+    assert "explain_deep_inside" in ex.why.keys_output.value
+    ex.why.flow = ex.flow                # it works again: the error and its traceback go
+    ex.why.explain(ex.results.current[0][0])
+    assert ex.why.last_error is None and "Traceback" not in ex.why.output.value
