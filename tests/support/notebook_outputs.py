@@ -152,6 +152,13 @@ class ExecutedNotebook:
         parts = [t for c in cells for o in c.get("outputs", []) for t in self._output_texts(o, seen)]
         return "\n".join(parts)
 
+    def raw(self, containing: str, mime: str = "text/html") -> str:
+        """The ``mime`` data of one code cell's outputs as written (an SVG's attributes, say),
+        joined."""
+        cell = self.code_cell(containing)
+        parts = [o.get("data", {}).get(mime) for o in cell.get("outputs", [])]
+        return "\n".join(p if isinstance(p, str) else "".join(p) for p in parts if p)
+
     def tables(self, containing: str) -> list[list[list[str]]]:
         """The HTML tables (DataFrames, ``to_html``) one code cell displayed, including those
         inside widgets, as rows of cell texts."""

@@ -45,7 +45,7 @@ PAPER_FILES = {"report": "naiad-tech-report.txt", "cidr": "cidr2013-differential
 NUMBER = re.compile(r"(?<![\w.\\/])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(%?)(?![_\d])")
 #: references, not measurements: Figure 6, Figures 14 and 15, Sections 2.3-2.4, lesson 05, CACM 2.2
 REFERENCE = re.compile(
-    r"\b(?:Figures?|Fig\.|Tables?|Sections?|Algorithms?|Examples?|[Ee]quations?|[Ll]essons?|Exercises?|"
+    r"\b(?:[Ff]igures?|Fig\.|[Tt]ables?|[Ss]ections?|Algorithms?|Examples?|[Ee]quations?|[Ll]essons?|Exercises?|"
     r"Appendix|CACM|SOSP|CIDR|VLDB|PLDI|OSDI|NSDI)\s+\d+(?:\.\d+)*"
     r"(?:\s*(?:,|and|-|–|to|or)\s*\d+(?:\.\d+)*)*")
 #: names, not measurements: node 5, nodes 1 and 3, the edge 1-3, epoch 0, iterations 3, 5 and 11,
@@ -113,14 +113,16 @@ def normalise(text: str) -> str:
     return " ".join(text.replace("*", "").split())
 
 
-def numbers_in(phrase: str) -> list[tuple[str, int, bool]]:
-    """The numbers a phrase states, in order: (digits without commas, decimals, is a percent)."""
-    return [(m.group(1).replace(",", "") + (m.group(2) or ""), len(m.group(2) or "") - bool(m.group(2)),
-             bool(m.group(3))) for m in NUMBER.finditer(normalise(phrase))]
-
-
 def _blank(text: str, pattern: re.Pattern) -> str:
     return pattern.sub(lambda m: " " * len(m.group(0)), text)
+
+
+def numbers_in(phrase: str) -> list[tuple[str, int, bool]]:
+    """The numbers a phrase states, in order, references and years aside: (digits without
+    commas, decimals, is a percent)."""
+    text = _blank(_blank(normalise(phrase), REFERENCE), YEAR)
+    return [(m.group(1).replace(",", "") + (m.group(2) or ""), len(m.group(2) or "") - bool(m.group(2)),
+             bool(m.group(3))) for m in NUMBER.finditer(text)]
 
 
 def unaccounted_numbers(markdown: str, entries: list) -> list[str]:
