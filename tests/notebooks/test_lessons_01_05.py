@@ -118,6 +118,38 @@ def prioritized_rounds(edge_list, priority_of):
     return out
 
 
+def prioritized_body_changes(edge_list, priority_of):
+    """{(priority, iteration): records in difference of the loop body's output} (what the feedback
+    carries: labels that change, seeds that lose at once counting nothing), simulated like
+    ``prioritized_rounds``: each round's f(X) against the round before it, in lexicographic order."""
+    nbrs: dict = {}
+    for a, b in edge_list:
+        nbrs.setdefault(a, []).append(b)
+        nbrs.setdefault(b, []).append(a)
+    classes: dict = {}
+    for n in nbrs:
+        classes.setdefault(priority_of(n), []).append(n)
+    X, before, out = Counter(), Counter(), {}
+    for p in sorted(classes):
+        X.update({(n, n): 1 for n in classes[p]})
+        i = 0
+        while True:
+            best: dict = {}
+            for (n, l), c in X.items():
+                if c > 0:
+                    for m in [n] + nbrs[n]:
+                        best[m] = min(best.get(m, l), l)
+            fx = Counter({(n, l): 1 for n, l in best.items()})
+            change = fx.copy()
+            change.subtract(before)
+            out[(p, i)] = sum(abs(v) for v in change.values())
+            before = fx
+            if fx == +X:
+                break
+            X, i = fx, i + 1
+    return out
+
+
 # -- the programs, rebuilt through the public API ---------------------------------------------
 def label_propagation(edges, deltas, priority=None):
     """The lessons' loop: seeds (node, node), body join + concat + min; the loop variable's
@@ -571,9 +603,10 @@ def test_lesson5_scales_match_the_amazon_graph():
 
 
 def test_lesson5_figure12_lines_use_one_metric():
-    """Both lines of Figure 12 (and the plain one of Figure 6) are the loop variable's records in
-    difference per round, from the notebook's own measuring code, each equal to an independent
-    computation; the baseline is the plain loop's first iteration (one record per node)."""
+    """Both counts of Figure 12 (and of the plain loop, Figure 6), per round, from the notebook's
+    own measuring code, each equal to an independent computation: the loop variable's records in
+    difference and the labels that change (the body's output); the baseline is the plain loop's
+    first iteration (one record per node) in both."""
     ns = _figure12_namespace()
     graph = ns["amazon_like"]
     edge_list = list(map(tuple, graph[["src", "dst"]].to_numpy().tolist()))
@@ -585,6 +618,10 @@ def test_lesson5_figure12_lines_use_one_metric():
         counts.append(signed_size((1, labels), (-1, expected_labels[i - 1] if i else {})))
     assert plain["records"].tolist() == counts
     assert plain["records"].iloc[0] == len({n for e in edge_list for n in e})   # the baseline
+    body = [signed_size((1, expected_labels[i + 1]), (-1, expected_labels[i] if i else {}))
+            for i in range(len(plain))]
+    assert plain["labels changed"].tolist() == body                   # what the feedback carries
+    assert plain["labels changed"].iloc[0] == plain["records"].iloc[0]        # one baseline for both counts
     for name, fn in ns["PRIORITIES"].items():
         if fn is None:
             continue
@@ -593,6 +630,8 @@ def test_lesson5_figure12_lines_use_one_metric():
         priority_of = lambda label, fn=fn: int(fn(np.array([label]), np.array([label]))[0])
         engine = {t[1]: n for t, n in zip(frame["time"], frame["records"]) if n}
         assert engine == prioritized_rounds(edge_list, priority_of), name
+        changes = {t[1]: n for t, n in zip(frame["time"], frame["labels changed"]) if n}
+        assert changes == {t: n for t, n in prioritized_body_changes(edge_list, priority_of).items() if n}, name
         assert frame["seconds"].notna().all() and list(frame["round"]) == list(range(len(frame)))
 
 

@@ -57,7 +57,7 @@ IDENTIFIER = re.compile(
     r"[Cc]omponents?|[Uu]sers?|[Ss]eeds?|[Rr]oots?|[Cc]olumns?|[Rr]ows?|[Ff]ields?)"
     rf"\s+{_N}(?:\s*(?:,|and|or|-|–|to)\s*{_N})*"
     rf"|\b{_N}(?:-{_N}){{2,}}|\({_N}(?:,\s*\(?{_N}\)?)+\)")
-YEAR = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?![\d,.])")
+YEAR = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d|[.,]\d)")
 LIST_NUMBER = re.compile(r"^\s*(?:#+\s*|\*\*)?\d+\.(?=\s)", re.M)
 CODE_SPAN = re.compile(r"```.*?```|`[^`\n]+`", re.S)
 LINK_TARGET = re.compile(r"\]\([^)]*\)")
