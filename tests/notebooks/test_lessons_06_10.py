@@ -136,7 +136,7 @@ def lesson06():
     p = parameters("06_figure1_and_figure6.ipynb")
     source, events = twitter_or_collegemsg(p["MENTIONS_ONLY"])
     if source == "twitter":
-        start, width, step = 0, 86_400 - p["SLIDES"], 1
+        start, width, step = 0, 86_400 - sum(length * count for length, count in p["SLIDE_PLAN"]), 1
     else:
         start, width, step = int(events["time"].min()), 30 * 86_400, 3_600
     return p, events, start, width, step

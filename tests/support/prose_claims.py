@@ -17,6 +17,10 @@ of three kinds of entries:
   hold every number of ``phrase``.
 * ``Exempt(phrase, why)``: a number that is neither measured nor quoted (a version, a name).
 
+A lesson whose prose describes its run on a dataset of ``../shared/data`` sets ``REQUIRES_DATA``
+(the file's path there): without the file the lesson runs on its fallback (CollegeMsg) and the
+printed numbers are checked only where the file is.
+
 The test (``tests/notebooks/test_claims.py``) checks, without executing anything, that every
 phrase is in the markdown and that every number of the markdown outside code spans is covered
 by an entry or is a reference or a name (Figure 6, Section 2.3, lesson 05, a year, a list
@@ -49,13 +53,18 @@ REFERENCE = re.compile(
     r"Appendix|CACM|SOSP|CIDR|VLDB|PLDI|OSDI|NSDI)\s+\d+(?:\.\d+)*"
     r"(?:\s*(?:,|and|-|–|to|or)\s*\d+(?:\.\d+)*)*")
 #: names, not measurements: node 5, nodes 1 and 3, the edge 1-3, epoch 0, iterations 3, 5 and 11,
-#: label 1, a path 1-2-4-5, a time or a record written as a tuple, (0, 3) or (5, 4, 2, 1)
-_N = r"\d+(?:\.\d+)?"
+#: label 1, a path 1-2-4-5, a time or a record written as a tuple, (0, 3) or (5, 4, 2, 1); a
+#: singular word names one number (iteration 12, 14 records: the 14 is a count), a plural a list
+_N = r"\d+(?:\.\d+)?(?![,.]\d)"
+_NAMED = ("node", "edge", "epoch", "iteration", "label", "priorit", "round", "slide", "move", "window", "position",
+          "class", "step", "key", "version", "rule", "cell", "component", "user", "seed", "root", "column", "row",
+          "field")
+_SINGULAR = "|".join(rf"[{w[0].upper()}{w[0]}]{w[1:]}{'y' if w == 'priorit' else ''}" for w in _NAMED)
+_PLURAL = "|".join(rf"[{w[0].upper()}{w[0]}]{w[1:]}{'ies' if w == 'priorit' else 'es' if w == 'class' else 's'}"
+                   for w in _NAMED)
 IDENTIFIER = re.compile(
-    r"\b(?:[Nn]odes?|[Ee]dges?|[Ee]pochs?|[Ii]terations?|[Ll]abels?|[Pp]riorit(?:y|ies)|[Rr]ounds?|[Ss]lides?|"
-    r"[Mm]oves?|[Ww]indows?|[Pp]ositions?|[Cc]lass(?:es)?|[Ss]teps?|[Kk]eys?|[Vv]ersions?|[Rr]ules?|[Cc]ells?|"
-    r"[Cc]omponents?|[Uu]sers?|[Ss]eeds?|[Rr]oots?|[Cc]olumns?|[Rr]ows?|[Ff]ields?)"
-    rf"\s+{_N}(?:\s*(?:,|and|or|-|–|to)\s*{_N})*"
+    rf"\b(?:{_PLURAL})\s+{_N}(?:\s*(?:,|and|or|-|–|to)\s*{_N})*"
+    rf"|\b(?:{_SINGULAR})\s+{_N}(?:[-–]{_N})?\b"
     rf"|\b{_N}(?:-{_N}){{2,}}|\({_N}(?:,\s*\(?{_N}\)?)+\)")
 YEAR = re.compile(r"(?<![\d,.])(?:19|20)\d\d(?!\d|[.,]\d)")
 LIST_NUMBER = re.compile(r"^\s*(?:#+\s*|\*\*)?\d+\.(?=\s)", re.M)
@@ -220,9 +229,19 @@ def claims_path(notebook: str) -> Path:
     return CLAIMS_DIR / f"{claims_key(notebook)}.py"
 
 
-def load_claims(notebook: str) -> list:
+def _module(notebook: str):
     path = claims_path(notebook)
     spec = importlib.util.spec_from_file_location(f"notebook_claims_{claims_key(notebook)}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return list(module.CLAIMS)
+    return module
+
+
+def load_claims(notebook: str) -> list:
+    return list(_module(notebook).CLAIMS)
+
+
+def required_data(notebook: str) -> str | None:
+    """The file under ``../shared/data`` whose run the prose describes (``REQUIRES_DATA`` in the
+    claims list), if any: without it the notebook runs on its fallback and the numbers differ."""
+    return getattr(_module(notebook), "REQUIRES_DATA", None)
