@@ -147,7 +147,7 @@ def unaccounted_numbers(markdown: str, entries: list) -> list[str]:
     for entry in entries:
         phrase = normalise(entry.phrase)
         text = text.replace(phrase, " " * len(phrase))
-    for pattern in (CODE_SPAN, LINK_TARGET, LINK_LESSON, REFERENCE, IDENTIFIER, TABLE2_ROW, YEAR):
+    for pattern in (CODE_SPAN, LINK_LESSON, LINK_TARGET, REFERENCE, IDENTIFIER, TABLE2_ROW, YEAR):
         text = _blank(text, pattern)
     out = []
     for m in NUMBER.finditer(text):
