@@ -20,7 +20,7 @@ from prose_claims import (NOTEBOOKS, Claim, Quote, check_claim, check_quote, cla
 
 from ddlab.sources import shared_data_dir
 
-ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb") if claims_path(p.name).exists())
+ALL = sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))
 
 
 def _prose(name: str) -> str:
@@ -29,6 +29,7 @@ def _prose(name: str) -> str:
 
 @pytest.mark.parametrize("notebook", ALL)
 def test_every_phrase_is_in_the_prose(notebook):
+    assert claims_path(notebook).exists(), f"{notebook}: no claims list at {claims_path(notebook)}"
     problems = missing_phrases(_prose(notebook), load_claims(notebook))
     assert not problems, f"{notebook}:\n" + "\n".join(problems)
 
