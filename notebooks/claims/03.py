@@ -55,11 +55,11 @@ CLAIMS = [
     Claim("Node 3's label differs from the old one at 4 iterations: \"same iteration\" pays 8 records, 2 at each. "
           "The grid pays 6 for it, 2 at each of 3 iterations: the old change at iteration 1 undone, the new ones at "
           "iterations 4 and 5 added. For node 6 they pay 4 and 6. The totals happen to meet at 12.",
-          lambda nb: [3, len(_node(nb, 3)["pays at iterations"]), _node(nb, 3)["same iteration"],
-                      _node(nb, 3)["same iteration"] // len(_node(nb, 3)["pays at iterations"]),
-                      _node(nb, 3)["grid"], _node(nb, 3)["grid"] // len(_node(nb, 3)["grid pays at"]),
+          lambda nb: [3, len(_node(nb, 3)["same iteration pays at"]), _node(nb, 3)["same iteration (records)"],
+                      _node(nb, 3)["same iteration (records)"] // len(_node(nb, 3)["same iteration pays at"]),
+                      _node(nb, 3)["grid (records)"], _node(nb, 3)["grid (records)"] // len(_node(nb, 3)["grid pays at"]),
                       len(_node(nb, 3)["grid pays at"]), _node(nb, 3)["grid pays at"],
-                      6, _node(nb, 6)["same iteration"], _node(nb, 6)["grid"], _strategies(nb)["grid"]]),
+                      6, _node(nb, 6)["same iteration (records)"], _node(nb, 6)["grid (records)"], _strategies(nb)["grid"]]),
     Quote("CIDR's Figure 1 reports 67 records for a one-second slide of a 24-hour Twitter window", "cidr",
           "when the initial 24-hour window slides by one second, that only 67 differences are processed"),
     Exempt("node 5 still hears 4, then 2, then 1 through node 4, and node 6 still hears 3 then 1 through node 3",
