@@ -85,10 +85,11 @@ def signed_size(*terms) -> int:
     return sum(abs(n) for n in out.values())
 
 
-def prioritized_rounds(edge_list, priority_of):
-    """{(priority, iteration): records in difference} of prioritized label propagation,
-    simulated on the loop variable as a multiset (seeds of class p added at (p, 0), then the
-    body applied until nothing changes)."""
+def _prioritized_simulation(edge_list, priority_of):
+    """The prioritized loop run in plain Python on the loop variable as a multiset: for each
+    priority in order, its seeds (n, n) are added, then the body ("smallest label among yourself
+    and your neighbours") is applied until nothing changes.  Yields (priority, iteration,
+    seeds added, X, f(X)) for every round evaluated, the last of each priority included."""
     nbrs: dict = {}
     for a, b in edge_list:
         nbrs.setdefault(a, []).append(b)
@@ -96,10 +97,9 @@ def prioritized_rounds(edge_list, priority_of):
     classes: dict = {}
     for n in nbrs:
         classes.setdefault(priority_of(n), []).append(n)
-    X, out = Counter(), {}
+    X = Counter()
     for p in sorted(classes):
         X.update({(n, n): 1 for n in classes[p]})
-        out[(p, 0)] = len(classes[p])
         i = 0
         while True:
             best: dict = {}
@@ -108,45 +108,42 @@ def prioritized_rounds(edge_list, priority_of):
                     for m in [n] + nbrs[n]:
                         best[m] = min(best.get(m, l), l)
             fx = Counter({(n, l): 1 for n, l in best.items()})
+            yield p, i, len(classes[p]) if i == 0 else 0, X, fx
             change = fx.copy()
             change.subtract(X)
-            i += 1
             if not any(change.values()):
                 break
-            out[(p, i)] = sum(abs(v) for v in change.values())
-            X = fx
+            X, i = fx, i + 1
+
+
+def _records(change: Counter) -> int:
+    return sum(abs(v) for v in change.values())
+
+
+def prioritized_rounds(edge_list, priority_of):
+    """{(priority, iteration): records in difference} of prioritized label propagation's loop
+    variable: a priority's seeds at (p, 0), then each round's change f(X) - X."""
+    out = {}
+    for p, i, seeds, X, fx in _prioritized_simulation(edge_list, priority_of):
+        if seeds:
+            out[(p, 0)] = seeds
+        change = fx.copy()
+        change.subtract(X)
+        if any(change.values()):
+            out[(p, i + 1)] = _records(change)
     return out
 
 
 def prioritized_body_changes(edge_list, priority_of):
     """{(priority, iteration): records in difference of the loop body's output} (what the feedback
-    carries: labels that change, seeds that lose at once counting nothing), simulated like
-    ``prioritized_rounds``: each round's f(X) against the round before it, in lexicographic order."""
-    nbrs: dict = {}
-    for a, b in edge_list:
-        nbrs.setdefault(a, []).append(b)
-        nbrs.setdefault(b, []).append(a)
-    classes: dict = {}
-    for n in nbrs:
-        classes.setdefault(priority_of(n), []).append(n)
-    X, before, out = Counter(), Counter(), {}
-    for p in sorted(classes):
-        X.update({(n, n): 1 for n in classes[p]})
-        i = 0
-        while True:
-            best: dict = {}
-            for (n, l), c in X.items():
-                if c > 0:
-                    for m in [n] + nbrs[n]:
-                        best[m] = min(best.get(m, l), l)
-            fx = Counter({(n, l): 1 for n, l in best.items()})
-            change = fx.copy()
-            change.subtract(before)
-            out[(p, i)] = sum(abs(v) for v in change.values())
-            before = fx
-            if fx == +X:
-                break
-            X, i = fx, i + 1
+    carries: labels that change, seeds that lose at once counting nothing): each round's f(X)
+    against the round before it, in lexicographic order."""
+    out, before = {}, Counter()
+    for p, i, _, _, fx in _prioritized_simulation(edge_list, priority_of):
+        change = fx.copy()
+        change.subtract(before)
+        out[(p, i)] = _records(change)
+        before = fx
     return out
 
 
