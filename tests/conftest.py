@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
+from executed import keep_nbmake_runs
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("default", max_examples=40, deadline=None,
@@ -26,6 +27,10 @@ os.environ.setdefault("DDLAB_JVM_ARCHIVE", "0")
 _SPARK_CALLS = re.compile(r"\b(load_dataset|load_events|window_batches|stateless_cc|get_spark)\s*\("
                           r"|^\s*%dd input\b.*--(from|sql)\b", re.M)
 _UI = Path(__file__).parent / "ui"
+_NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+# nbmake's notebook runs keep what they executed, for the tests that read it (the claims test)
+keep_nbmake_runs()
 
 
 def pytest_configure(config):
@@ -46,17 +51,29 @@ def notebook_uses_spark(path: Path) -> bool:
 
 def pytest_collection_modifyitems(config, items):
     """Markers from what a test needs: ``notebooks`` for every notebook nbmake runs (and
-    ``spark`` when it calls Spark), ``browser`` (and ``spark``: it runs the demo) for the
-    browser test, ``spark`` for every test using the ``spark`` fixture; the browser tests moved to the end."""
+    ``spark`` when it calls Spark), the same for a test that reads an executed notebook,
+    ``browser`` (and ``spark``: it runs the demo) for the browser test, ``spark`` for every
+    test using the ``spark`` fixture; a test that reads an executed notebook right after that
+    notebook's nbmake item (so it reads that run), the browser tests at the end."""
     spark_notebooks: dict = {}
+
+    def mark_as_notebook(item, path):
+        item.add_marker(pytest.mark.notebooks)
+        if path not in spark_notebooks:
+            spark_notebooks[path] = notebook_uses_spark(path)
+        if spark_notebooks[path]:
+            item.add_marker(pytest.mark.spark)
+
+    readers = {}
     for item in items:
         path = Path(str(item.path))
         if path.suffix == ".ipynb":
-            item.add_marker(pytest.mark.notebooks)
-            if path not in spark_notebooks:
-                spark_notebooks[path] = notebook_uses_spark(path)
-            if spark_notebooks[path]:
-                item.add_marker(pytest.mark.spark)
+            mark_as_notebook(item, path)
+        param = getattr(getattr(item, "function", None), "reads_notebook", None)
+        if param and hasattr(item, "callspec"):
+            notebook = (_NOTEBOOKS / item.callspec.params[param]).resolve()
+            mark_as_notebook(item, notebook)
+            readers.setdefault(notebook, []).append(item)
         elif _UI in path.parents:
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.spark)
@@ -65,6 +82,17 @@ def pytest_collection_modifyitems(config, items):
     # The browser tests last: pytest-playwright's session-scoped sync API keeps an asyncio loop
     # running in the main thread until the session ends, and tests after it would then see a
     # kernel-like running loop (the explorer defers its references; asyncio.run refuses).
+    if readers:
+        moved = {id(item) for group in readers.values() for item in group}
+        ordered = []
+        for item in items:
+            if id(item) in moved:
+                continue
+            ordered.append(item)
+            if getattr(item, "nbmake", False):
+                ordered.extend(readers.pop(Path(str(item.path)).resolve(), []))
+        ordered.extend(item for group in readers.values() for item in group)   # notebook not selected
+        items[:] = ordered
     items.sort(key=lambda item: _UI in Path(str(item.path)).parents)
 
 

@@ -85,10 +85,11 @@ def signed_size(*terms) -> int:
     return sum(abs(n) for n in out.values())
 
 
-def prioritized_rounds(edge_list, priority_of):
-    """{(priority, iteration): records in difference} of prioritized label propagation,
-    simulated on the loop variable as a multiset (seeds of class p added at (p, 0), then the
-    body applied until nothing changes)."""
+def _prioritized_simulation(edge_list, priority_of):
+    """The prioritized loop run in plain Python on the loop variable as a multiset: for each
+    priority in order, its seeds (n, n) are added, then the body ("smallest label among yourself
+    and your neighbours") is applied until nothing changes.  Yields (priority, iteration,
+    seeds added, X, f(X)) for every round evaluated, the last of each priority included."""
     nbrs: dict = {}
     for a, b in edge_list:
         nbrs.setdefault(a, []).append(b)
@@ -96,10 +97,9 @@ def prioritized_rounds(edge_list, priority_of):
     classes: dict = {}
     for n in nbrs:
         classes.setdefault(priority_of(n), []).append(n)
-    X, out = Counter(), {}
+    X = Counter()
     for p in sorted(classes):
         X.update({(n, n): 1 for n in classes[p]})
-        out[(p, 0)] = len(classes[p])
         i = 0
         while True:
             best: dict = {}
@@ -108,13 +108,42 @@ def prioritized_rounds(edge_list, priority_of):
                     for m in [n] + nbrs[n]:
                         best[m] = min(best.get(m, l), l)
             fx = Counter({(n, l): 1 for n, l in best.items()})
+            yield p, i, len(classes[p]) if i == 0 else 0, X, fx
             change = fx.copy()
             change.subtract(X)
-            i += 1
             if not any(change.values()):
                 break
-            out[(p, i)] = sum(abs(v) for v in change.values())
-            X = fx
+            X, i = fx, i + 1
+
+
+def _records(change: Counter) -> int:
+    return sum(abs(v) for v in change.values())
+
+
+def prioritized_rounds(edge_list, priority_of):
+    """{(priority, iteration): records in difference} of prioritized label propagation's loop
+    variable: a priority's seeds at (p, 0), then each round's change f(X) - X."""
+    out = {}
+    for p, i, seeds, X, fx in _prioritized_simulation(edge_list, priority_of):
+        if seeds:
+            out[(p, 0)] = seeds
+        change = fx.copy()
+        change.subtract(X)
+        if any(change.values()):
+            out[(p, i + 1)] = _records(change)
+    return out
+
+
+def prioritized_body_changes(edge_list, priority_of):
+    """{(priority, iteration): records in difference of the loop body's output} (what the feedback
+    carries: labels that change, seeds that lose at once counting nothing): each round's f(X)
+    against the round before it, in lexicographic order."""
+    out, before = {}, Counter()
+    for p, i, _, _, fx in _prioritized_simulation(edge_list, priority_of):
+        change = fx.copy()
+        change.subtract(before)
+        out[(p, i)] = _records(change)
+        before = fx
     return out
 
 
@@ -571,9 +600,10 @@ def test_lesson5_scales_match_the_amazon_graph():
 
 
 def test_lesson5_figure12_lines_use_one_metric():
-    """Both lines of Figure 12 (and the plain one of Figure 6) are the loop variable's records in
-    difference per round, from the notebook's own measuring code, each equal to an independent
-    computation; the baseline is the plain loop's first iteration (one record per node)."""
+    """Both counts of Figure 12 (and of the plain loop, Figure 6), per round, from the notebook's
+    own measuring code, each equal to an independent computation: the loop variable's records in
+    difference and the labels that change (the body's output); the baseline is the plain loop's
+    first iteration (one record per node) in both."""
     ns = _figure12_namespace()
     graph = ns["amazon_like"]
     edge_list = list(map(tuple, graph[["src", "dst"]].to_numpy().tolist()))
@@ -585,6 +615,10 @@ def test_lesson5_figure12_lines_use_one_metric():
         counts.append(signed_size((1, labels), (-1, expected_labels[i - 1] if i else {})))
     assert plain["records"].tolist() == counts
     assert plain["records"].iloc[0] == len({n for e in edge_list for n in e})   # the baseline
+    body = [signed_size((1, expected_labels[i + 1]), (-1, expected_labels[i] if i else {}))
+            for i in range(len(plain))]
+    assert plain["labels changed"].tolist() == body                   # what the feedback carries
+    assert plain["labels changed"].iloc[0] == plain["records"].iloc[0]        # one baseline for both counts
     for name, fn in ns["PRIORITIES"].items():
         if fn is None:
             continue
@@ -593,6 +627,8 @@ def test_lesson5_figure12_lines_use_one_metric():
         priority_of = lambda label, fn=fn: int(fn(np.array([label]), np.array([label]))[0])
         engine = {t[1]: n for t, n in zip(frame["time"], frame["records"]) if n}
         assert engine == prioritized_rounds(edge_list, priority_of), name
+        changes = {t[1]: n for t, n in zip(frame["time"], frame["labels changed"]) if n}
+        assert changes == {t: n for t, n in prioritized_body_changes(edge_list, priority_of).items() if n}, name
         assert frame["seconds"].notna().all() and list(frame["round"]) == list(range(len(frame)))
 
 

@@ -136,7 +136,7 @@ def lesson06():
     p = parameters("06_figure1_and_figure6.ipynb")
     source, events = twitter_or_collegemsg(p["MENTIONS_ONLY"])
     if source == "twitter":
-        start, width, step = 0, 86_400 - p["SLIDES"], 1
+        start, width, step = 0, 86_400 - sum(length * count for length, count in p["SLIDE_PLAN"]), 1
     else:
         start, width, step = int(events["time"].min()), 30 * 86_400, 3_600
     return p, events, start, width, step
@@ -446,6 +446,37 @@ def test_lesson10_runs_every_table2_row_at_its_density():
         assert edges == round(float(label[:-1]) * size[label[-1]]), row
         assert nodes == (400_000 if program == "CC" else 1_000_000), row     # Section 6.2
         assert 0 < fraction <= 1 and (int(edges * fraction) / int(nodes * fraction)) == pytest.approx(edges / nodes, rel=1e-3)
+
+
+def test_lesson10_memory_columns_measure_the_dataflow():
+    """Table 2's footprint for ours: the lesson's own ``memory_mb`` (run from its cells) counts what a
+    from-scratch run allocates: a peak at least what the dataflow holds after it, more for a larger
+    graph, and nothing left over once the dataflow is gone."""
+    import gc
+    import tracemalloc
+
+    from ddlab.algorithms import shortest_paths, strongly_connected_components
+
+    cells = "\n".join(_source(c) for c in _cells("10_performance.ipynb") if "def memory_mb" in _source(c)
+                      or "def random_edges" in _source(c))
+    ns = dict(np=np, pd=pd, ddlab=ddlab, gc=gc, tracemalloc=tracemalloc, connected_components=connected_components,
+              shortest_paths=shortest_paths, strongly_connected_components=strongly_connected_components,
+              rng=np.random.default_rng(0))
+    for node in ast.parse(cells).body:
+        if isinstance(node, ast.FunctionDef) and node.name in ("random_edges", "build", "memory_mb"):
+            exec(compile(ast.Module([node], []), "10_performance.ipynb", "exec"), ns)
+    small, large = ns["random_edges"](2_000, 17_000), ns["random_edges"](8_000, 68_000)
+    for name in ("CC", "SCC"):
+        (peak, held), (peak4, held4) = ns["memory_mb"](name, small), ns["memory_mb"](name, large)
+        assert peak >= held > 0 and peak4 >= held4 > 0, name
+        assert held4 > held and peak4 > peak, name                  # four times the graph: more memory
+    gc.collect()
+    tracemalloc.start()
+    ns["memory_mb"]("CC", small)                  # the dataflow it measured is gone when it returns
+    gc.collect()
+    left, _ = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert left < 1_000_000
 
 
 def test_lesson10_adversarial_deletions_touch_the_component():
