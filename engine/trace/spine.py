@@ -242,6 +242,8 @@ class Trace(CachedHistories):
         When the columns are integers whose ranges (cached per batch) fit in 63 bits with the
         diffs, every picked row is packed straight from the batches into one int64 and the
         packed values are consolidated: no gathered column is ever materialised."""
+        if self.kinds is None:  # nothing ever inserted (or every batch cancelled to nothing)
+            return [], np.zeros(0, dtype=np.int64), [], []
         picks, later_codes, later_times = lookup.picks_until(self._spine(), codes, t)
         ranges = lookup.picked_ranges(picks)
         if ranges is None:

@@ -349,6 +349,18 @@ def test_narrowed_batches_read_like_wide_ones(batches, wide, nkey, epochs, queri
     assert (10**9, "int32") not in widths
 
 
+def test_a_trace_whose_batches_all_cancelled_reads_as_empty():
+    """Every batch consolidated to nothing: the trace never learned its kinds, and a large
+    accumulation over it is empty (it raised TypeError; found by the narrowing test)."""
+    clock = _EpochClock()
+    trace = Trace(1, 2, clock, "t")
+    a = np.array([[0, 3, 1], [0, 3, -1]], dtype=np.int64)
+    trace.insert((0, 0), Batch([a[:, 0], a[:, 1]], ("i", "i"), a[:, 2]).consolidate())
+    cols, weights, later_codes, later_times = trace.accumulate_until(
+        np.array([0, 3], dtype=np.int64), (0, 3))
+    assert list(cols) == [] and len(weights) == 0 and later_codes == [] and later_times == []
+
+
 def test_a_batch_holding_a_value_beyond_int32_stays_wide():
     """Narrowing needs every value strictly inside the int32 range; float columns never
     narrow (their bits are int64)."""
