@@ -14,7 +14,6 @@ import signal
 import pytest
 
 import ddlab
-from ddlab.engine import kernels
 from ddlab.engine.batch import Batch
 from ddlab.engine.operators.base import Operator
 from ddlab.engine.operators.io import Input, ViewSink
