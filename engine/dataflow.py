@@ -9,7 +9,7 @@ import pandas as pd
 from .collection import Collection
 from .columns import Interner
 from .budget import DEFAULT_MAX_ROWS_PER_EPOCH
-from .fusion import fuse
+from .fusion import fuse, route
 from .errors import DataflowError, StepInProgress
 from .interrupts import DeferredInterrupts
 from .input import InputCollection
@@ -197,7 +197,8 @@ class Dataflow:
     def _step(self) -> StepReport:
         if self._graph_changed:
             self.root.toposort()  # (the counts restart: nothing is held between steps but
-            fuse(self._ops)       # the inputs' capabilities, taken again below)
+            route(self._ops)      # the inputs' capabilities, taken again below)
+            fuse(self._ops)
             for inp in self._inputs.values():
                 inp.op.capability = None
             self._graph_changed = False

@@ -23,16 +23,27 @@ from __future__ import annotations
 from . import tuning
 
 
+def route(ops) -> None:
+    """Every operator on its own: its pointstamps counted at its own index
+    (:attr:`location`), its output handed to each reader's ``accept`` where the reader reads
+    at the time sent, else to its ``enqueue`` (:attr:`targets`).  Then :func:`fuse` groups."""
+    from .operators.base import Operator
+
+    identity = Operator.input_time
+    for op in ops:
+        op.fused = ()
+        op.location = op.index
+        op.fused_into = None
+        op.targets = [(reader.accept if type(reader).input_time is identity else reader.enqueue,
+                       port) for reader, port in op.outputs]
+
+
 def fuse(ops) -> None:
-    """(Re)decide which of ``ops`` run inside their only reader."""
+    """(Re)decide which of ``ops`` (routed by :func:`route`) run inside their only reader."""
     from .operators.base import Operator
     from .operators.io import Input
     from .operators.loops import ScopeNode
 
-    for op in ops:
-        op.fused = ()
-        op.location = None
-        op.fused_into = None
     if not tuning.FAST_PATHS:
         return
     identity = Operator.input_time

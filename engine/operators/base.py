@@ -43,9 +43,14 @@ class Operator:
         self.queues: list[dict] = [dict() for _ in self.inputs]
         #: the times with input queued on any port (each one pointstamp at ``location``)
         self.queued: set = set()
+        self.tracker = scope.tracker
         #: where this operator's pointstamps are counted in its scope's tracker: its own
-        #: index, or its reader's when fused into it (see :mod:`~ddlab.engine.fusion`)
+        #: index, or its group's when fused into a reader (see :mod:`~ddlab.engine.fusion`);
+        #: set with the topological order, before each step that follows a graph change
         self.location = None
+        #: ``(deliver, port)`` per output: the reader's ``accept`` where it reads at the
+        #: time sent, else its ``enqueue`` (set with :attr:`location`)
+        self.targets: list = []
         self.name = name or self.kind
         self.id = self.flow.register_operator(self)
         self.index = scope.add(self)
@@ -96,10 +101,10 @@ class Operator:
         pending = queue.get(t)
         if pending is None:
             queue[t] = [batch]
-            if t not in self.queued:
-                self.queued.add(t)
-                self.scope.tracker.update(self.index if self.location is None else self.location,
-                                          t, 1)
+            queued = self.queued
+            if t not in queued:
+                queued.add(t)
+                self.tracker.update(self.location, t, 1)
         else:
             pending.append(batch)
 
@@ -129,33 +134,47 @@ class Operator:
         return ran
 
     def run_at(self, t: tuple) -> None:
-        """Process the input queued at ``t`` (after the arrangements fused into this
-        operator took theirs) and record the run."""
+        """Process the input queued at ``t`` (after the operators fused into this one took
+        theirs) and record the run.  (The hot path of every operator run: written for few
+        Python operations.)"""
         for op in self.fused:
             if t in op.queued:
                 op.run_at(t)
-        inputs = []
+        queues = self.queues
         n_in = 0
-        for queue in self.queues:
-            pending = queue.pop(t, None)
+        if len(queues) == 1:
+            pending = queues[0].pop(t, None)
             if pending is None:
-                inputs.append(None)
+                inputs = [None]
+            elif len(pending) == 1:
+                inputs = pending
+                n_in = len(pending[0].diffs)
             else:
-                batch = pending[0] if len(pending) == 1 and len(pending[0]) else \
-                    concat_batches(pending, self.label)
+                batch = concat_batches(pending, self.label)
+                inputs = [batch]
+                n_in = 0 if batch is None else len(batch.diffs)
+        else:
+            inputs = []
+            for queue in queues:
+                pending = queue.pop(t, None)
+                batch = None if pending is None else (
+                    pending[0] if len(pending) == 1 else concat_batches(pending, self.label))
                 inputs.append(batch)
                 if batch is not None:
-                    n_in += len(batch)
-        if t in self.queued:
-            self.queued.discard(t)
-            self.scope.tracker.update(self.index if self.location is None else self.location,
-                                      t, -1)
+                    n_in += len(batch.diffs)
+        queued = self.queued
+        if t in queued:
+            queued.discard(t)
+            self.tracker.update(self.location, t, -1)
         elif self.idle_without_input(t):
             return  # only the operators fused into it had input at t, and they sent nothing
         self._emitted = 0
         start = perf_counter()
         self.process(t, inputs)
-        self.flow.record_run(self, t, n_in, self._emitted, perf_counter() - start)
+        seconds = perf_counter() - start
+        flow = self.flow
+        flow.statistics.running.append((self, t, n_in, self._emitted, seconds))
+        flow.work.activations += 1
 
     def idle_without_input(self, t: tuple) -> bool:
         """Whether a run at ``t`` with no input has nothing to do (a reduce with interesting
@@ -168,8 +187,8 @@ class Operator:
     def emit(self, t: tuple, batch: Batch | None) -> None:
         batch = self.sent(batch)
         if batch is not None:
-            for op, port in self.outputs:
-                op.enqueue(port, t, batch)
+            for deliver, port in self.targets:
+                deliver(port, t, batch)
 
     def sent(self, batch: Batch | None) -> Batch | None:
         """``batch`` consolidated and counted as sent (budget, statistics), or ``None`` when

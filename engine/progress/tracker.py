@@ -91,11 +91,8 @@ class ScopeTracker:
         pointstamp of this scope, or from outside it)."""
         sources = self.reach.sources[j]
         counts = self.counts
-        for i in self.active:
-            kind = sources.get(i)
-            if kind is None:
-                continue
-            if kind == FORWARD:
+        for i in self.active.intersection(sources):
+            if sources[i] == FORWARD:
                 for u in counts[i]:
                     # lexicographic order first: a necessary condition, checked in C
                     if u <= t and leq(u, t):
