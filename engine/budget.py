@@ -51,7 +51,7 @@ def charge(op, rows: int, what: str = "emit") -> None:
     limit = flow.max_rows_per_epoch
     if limit is None:
         return
-    serial = flow.step_serial
+    serial = flow._step_serial
     if op.budget_serial != serial:
         op.budget_serial, op.budget_rows = serial, 0
     total = op.budget_rows + rows

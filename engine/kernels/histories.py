@@ -202,3 +202,44 @@ def unique_codes(codes):
             out[m] = s[i]
             m += 1
     return out[:m].copy()
+
+
+@njit(cache=True)
+def _grown(buf, need, keep):
+    """``buf`` with at least ``need`` columns, its first ``keep`` kept."""
+    if need <= buf.shape[1]:
+        return buf
+    cap = max(need, 2 * buf.shape[1], 64)
+    out = np.empty((buf.shape[0], cap), dtype=np.int64)
+    for j in range(buf.shape[0]):
+        for i in range(keep):
+            out[j, i] = buf[j, i]
+    return out
+
+
+@njit(cache=True)
+def scan_into(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later, nl):
+    """:func:`scan`, growing the buffers as needed: ``(rows, n, later, nl)``."""
+    while True:
+        n2, nl2 = scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later, nl)
+        if n2 >= 0:
+            return rows, n2, later, nl2
+        rows = _grown(rows, -n2, n)
+        later = _grown(later, -nl2, nl)
+
+
+@njit(cache=True)
+def scan_slots(keys, t, first, arity, rdepth, d0, m0, d1, m1, d2, m2, d3, m3, rec, mr,
+               rows, n, later, nl):
+    """Every row of ``keys`` in a trace given as up to four sorted spine batches (``m = 0``:
+    an empty slot) and its recent rows (insertion order, the key code in row 0): one compiled
+    call instead of one per batch.  Returns ``(rows, n, later, nl)``."""
+    rows, n, later, nl = scan_into(d0, m0, True, keys, t, first, arity, rdepth, rows, n, later,
+                                   nl)
+    rows, n, later, nl = scan_into(d1, m1, True, keys, t, first, arity, rdepth, rows, n, later,
+                                   nl)
+    rows, n, later, nl = scan_into(d2, m2, True, keys, t, first, arity, rdepth, rows, n, later,
+                                   nl)
+    rows, n, later, nl = scan_into(d3, m3, True, keys, t, first, arity, rdepth, rows, n, later,
+                                   nl)
+    return scan_into(rec, mr, False, keys, t, 1, arity, rdepth, rows, n, later, nl)

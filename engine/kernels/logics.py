@@ -520,3 +520,4 @@ def finish(logic, kn, key_is_code, sort_out, nkeys, rows_in, n_in, arity, rows_o
         cols, diffs = sort_records(cols, diffs)
     codes, times, starts = later_groups(later, nl)
     return cols, diffs, codes, times, starts
+

@@ -199,9 +199,10 @@ class Operator:
             batch = batch.consolidate()
             if not len(batch):
                 return None
+        n = len(batch.diffs)
         if self.flow.max_rows_per_epoch is not None:
-            charge(self, len(batch))
-        self._emitted += len(batch)
+            charge(self, n)
+        self._emitted += n
         self.carried = True
         return batch
 

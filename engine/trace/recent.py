@@ -154,10 +154,12 @@ class CachedHistories:
         self._cache: dict = {}  # key code -> its rows in self.batches
         self._cached_rows = 0
         self._runs = None  # the spine's part of packed_runs()
+        self._spine_rows = None  # rows in the spine (``len``), counted when asked
 
     def forget(self) -> None:
-        """The spine changed: drop the cached histories."""
+        """The spine changed: drop the cached histories (and its row count)."""
         self._runs = None
+        self._spine_rows = None
         if self._cache:
             self._cache = {}
             self._cached_rows = 0

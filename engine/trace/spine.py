@@ -55,7 +55,10 @@ class Trace(CachedHistories):
 
     # -- size and rollback -------------------------------------------------------------
     def __len__(self) -> int:
-        return sum(len(b) for b in self.batches) + len(self.recent)
+        rows = self._spine_rows
+        if rows is None:  # (counted again only after the spine changed: read every step)
+            rows = self._spine_rows = sum(len(b) for b in self.batches)
+        return rows + len(self.recent)
 
     def snapshot(self):
         return (list(self.batches), self.kinds, self.recent, len(self.recent))
@@ -116,6 +119,7 @@ class Trace(CachedHistories):
             merged = self._merge([left, right])
             if merged is not None:
                 b.append(merged)
+        self._spine_rows = None
 
     @staticmethod
     def _should_merge(b) -> bool:
@@ -167,6 +171,7 @@ class Trace(CachedHistories):
         if parts:
             merged = self._merge(parts, force=True)
             self.batches = [merged] if merged is not None else []
+            self._spine_rows = None
 
     # -- reading (TraceReader) ---------------------------------------------------------
     def packed_runs(self) -> list[tuple]:
