@@ -96,15 +96,24 @@ class Operator:
 
     def accept(self, port: int, t: tuple, batch: Batch) -> None:
         """Queue ``batch`` for port ``port`` at (this operator's) time ``t``: a pointstamp
-        while it waits."""
+        (one per batch, a message in flight) until the run that takes it has finished."""
         queue = self.queues[port]
         pending = queue.get(t)
         if pending is None:
             queue[t] = [batch]
-            queued = self.queued
-            if t not in queued:
-                queued.add(t)
-                self.tracker.update(self.location, t, 1)
+            self.queued.add(t)
+        else:
+            pending.append(batch)
+        self.tracker.update(self.location, t, 1)
+
+    def deliver(self, port: int, t: tuple, batch: Batch) -> None:
+        """Queue a batch whose pointstamp its sender already counted (a batch from another
+        worker: see :mod:`~ddlab.engine.workers`)."""
+        queue = self.queues[port]
+        pending = queue.get(t)
+        if pending is None:
+            queue[t] = [batch]
+            self.queued.add(t)
         else:
             pending.append(batch)
 
@@ -142,6 +151,7 @@ class Operator:
                 op.run_at(t)
         queues = self.queues
         n_in = 0
+        taken = 0
         if len(queues) == 1:
             pending = queues[0].pop(t, None)
             if pending is None:
@@ -149,29 +159,36 @@ class Operator:
             elif len(pending) == 1:
                 inputs = pending
                 n_in = len(pending[0].diffs)
+                taken = 1
             else:
                 batch = concat_batches(pending, self.label)
                 inputs = [batch]
                 n_in = 0 if batch is None else len(batch.diffs)
+                taken = len(pending)
         else:
             inputs = []
             for queue in queues:
                 pending = queue.pop(t, None)
-                batch = None if pending is None else (
-                    pending[0] if len(pending) == 1 else concat_batches(pending, self.label))
+                if pending is None:
+                    inputs.append(None)
+                    continue
+                taken += len(pending)
+                batch = pending[0] if len(pending) == 1 else concat_batches(pending, self.label)
                 inputs.append(batch)
                 if batch is not None:
                     n_in += len(batch.diffs)
-        queued = self.queued
-        if t in queued:
-            queued.discard(t)
-            self.tracker.update(self.location, t, -1)
+        if taken:
+            self.queued.discard(t)
         elif self.idle_without_input(t):
             return  # only the operators fused into it had input at t, and they sent nothing
         self._emitted = 0
         start = perf_counter()
         self.process(t, inputs)
         seconds = perf_counter() - start
+        if taken:
+            # the input's pointstamps go only now that what it caused is counted: a worker
+            # announcing its changes mid-run never shows the time as done too early
+            self.tracker.update(self.location, t, -taken)
         flow = self.flow
         flow.statistics.running.append((self, t, n_in, self._emitted, seconds))
         flow.work.activations += 1

@@ -48,7 +48,6 @@ class Input(Operator):
         batch = concat_batches(self.pending, self.label)
         self.pending = []
         self.hold_epoch(epoch)
-        self.hold_epoch(epoch + 1)
         if batch is not None:
             self._emitted = 0
             if self.holds_set:
@@ -57,6 +56,7 @@ class Input(Operator):
                 self.log.insert((epoch,), batch.consolidate())
             self.emit((epoch,), batch)
             self.flow.record_run(self, (epoch,), len(batch), self._emitted, 0.0)
+        self.hold_epoch(epoch + 1)  # (after the updates' own pointstamps are counted)
 
     def _check_set(self, epoch: int, batch: Batch) -> None:
         """Refuse an epoch that would give a record of a set input a multiplicity other than

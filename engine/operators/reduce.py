@@ -82,14 +82,20 @@ class Reduce(Operator):
         found = self.obligations.get(u)
         if found is None:
             self.obligations[u] = [codes]
-            self.scope.tracker.update(self.index, u, 1)
+            self.tracker.update(self.index, u, 1)
         else:
             found.append(codes)
 
+    def run_at(self, t: tuple) -> None:
+        """:meth:`Operator.run_at`; the capability held for ``t`` goes once the run is done
+        (its output's pointstamps are counted by then)."""
+        held = t in self.obligations
+        super().run_at(t)
+        if held:
+            self.tracker.update(self.index, t, -1)
+
     def process(self, t, inputs):
         pending = self.obligations.pop(t, None)
-        if pending is not None:
-            self.scope.tracker.update(self.index, t, -1)
         if tuning.FAST_PATHS and self.logic_code is not None and kernels.active() and \
                 kernels.reduce_process(self, t, inputs, pending):
             return
