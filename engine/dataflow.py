@@ -9,7 +9,7 @@ import pandas as pd
 from .collection import Collection
 from .columns import Interner
 from .budget import DEFAULT_MAX_ROWS_PER_EPOCH
-from .fusion import fuse, route
+from .fusion import fuse, route, settle
 from .errors import DataflowError, StepInProgress
 from .interrupts import DeferredInterrupts
 from .input import InputCollection
@@ -199,6 +199,7 @@ class Dataflow:
             self.root.toposort()  # (the counts restart: nothing is held between steps but
             route(self._ops)      # the inputs' capabilities, taken again below)
             fuse(self._ops)
+            settle(self._ops)
             for inp in self._inputs.values():
                 inp.op.capability = None
             self._graph_changed = False

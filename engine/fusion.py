@@ -33,6 +33,7 @@ def route(ops) -> None:
     for op in ops:
         op.fused = ()
         op.location = op.index
+        op.host = op
         op.fused_into = None
         op.targets = [(reader.accept if type(reader).input_time is identity else reader.enqueue,
                        port) for reader, port in op.outputs]
@@ -62,6 +63,16 @@ def fuse(ops) -> None:
             host = host.fused_into
         host.fused += (op,)
         op.location = host.index  # its pointstamps are its group's
+        op.host = host
     for op in ops:
         if len(op.fused) > 1:
             op.fused = tuple(sorted(op.fused, key=lambda f: f.index))  # upstream first
+
+
+def settle(ops) -> None:
+    """With one worker, a host's work (:attr:`local`) is its tracker's count of its location:
+    the same dictionary, kept once (set after :func:`fuse`, which places the hosts)."""
+    for op in ops:
+        if op.host is op:
+            op.local = op.tracker.counts[op.location]
+        op.own_work = False

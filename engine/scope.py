@@ -40,6 +40,12 @@ class Scope:
         self.children: list[Scope] = []
         self.node = None
         self.tracker = ScopeTracker(parent.tracker if parent is not None else None)
+        #: indices of the operators with work here (input queued, capabilities to use), and
+        #: of the loop nodes whose scope has some: what a sweep visits
+        self.work: set[int] = set()
+        #: what a sweep visits: the operators holding a count here (one worker), or those
+        #: with work of this worker's own (:attr:`work`, several workers)
+        self.visit: set[int] = self.tracker.active
         #: ``root/scc/reach``: names are fixed, so built once (statistics readers ask for it
         #: per operator run)
         self.path = name if parent is None else f"{parent.path}/{name}"
@@ -65,20 +71,34 @@ class Scope:
     # -- running -------------------------------------------------------------------------
     def run(self) -> bool:
         """Sweep the operators until none can run; returns whether any did."""
-        ops, tracker, work = self.ops, self.tracker, self.flow.work
-        active = tracker.active
+        ops, tracker, counters, busy = self.ops, self.tracker, self.flow.work, self.visit
         ran = False
-        while active:
+        while busy:
             tracker.new_sweep()
             progressed = False
             for op in ops:
-                if op.index in active and op.step():
+                if op.index in busy and op.step():
                     progressed = True
-                    work.runs += 1
+                    counters.runs += 1
             if not progressed:
                 break
             ran = True
         return ran
+
+    def mark_busy(self, i: int) -> None:
+        """Operator ``i`` has work now (it had none)."""
+        if not self.work and self.parent is not None:
+            self.work.add(i)
+            self.parent.mark_busy(self.node.index)
+        else:
+            self.work.add(i)
+
+    def mark_idle(self, i: int) -> None:
+        """Operator ``i`` has no work left."""
+        work = self.work
+        work.discard(i)
+        if not work and self.parent is not None:
+            self.parent.mark_idle(self.node.index)
 
     def check_iteration(self, t: tuple) -> None:
         """Raise :class:`NonConvergenceError` when ``t`` is past the loop's iteration bound."""
@@ -87,9 +107,7 @@ class Scope:
 
     def _fail_to_converge(self, t: tuple) -> None:
         where = display_time(t, self.coordinate_kinds)
-        tracker = self.tracker
-        busy = sorted({self.ops[i].label for i in tracker.active
-                       if any(u[:-1] == t[:-1] for u in tracker.times(i))})
+        busy = sorted({self.ops[i].label for i in self.visit})
         if self.hint:
             what = self.hint
         else:
@@ -102,8 +120,10 @@ class Scope:
             loop=self.path, bound=self.max_iterations)
 
     def clear(self) -> None:
-        """Forget every pointstamp of this scope and the scopes in it (a rolled-back step)."""
+        """Forget every pointstamp and all work of this scope and the scopes in it (a
+        rolled-back step)."""
         self.tracker.clear()
+        self.work.clear()
         for child in self.children:
             child.clear()
 
@@ -164,8 +184,9 @@ class Scope:
         forward = [(position[a], position[b]) for a in range(len(succ)) for b in succ[a]]
         feedback = [(position[a], position[b]) for a, b in feedback]
         self.tracker.resize(len(self.ops), Reachability(len(self.ops), forward, feedback))
+        self.work.clear()
         for child in self.children:
-            child.tracker.node = child.node.index
+            child.tracker.attach(child.node.index)
             child.toposort()
 
     def _all_ops(self):

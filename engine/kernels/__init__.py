@@ -48,7 +48,6 @@ _state = {"checked": False, "available": False, "reason": None, "warned": False,
 #: Seconds between two checks of a background compilation (``active`` runs per operator).
 _POLL_SECONDS = 0.25
 _SOURCES = ("histories.py", "logics.py", "matching.py", "reduce.py", "join.py", "rows.py",
-            "runs.py",
             "spec.py")
 
 
@@ -126,10 +125,9 @@ def warm_up() -> float:
     if _state["ready"] or not available():
         return 0.0
     start = perf_counter()
-    from . import join as _join, reduce as _reduce, rows as _rows_module, runs as _runs
+    from . import join as _join, reduce as _reduce, rows as _rows_module
 
     _reduce.warm_up()
-    _runs.warm_up()
     _join.warm_up()
     _rows_module.warm_up()
     _state["ready"] = True

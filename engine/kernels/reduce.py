@@ -22,7 +22,6 @@ from ..batch import Batch
 from ..columns import FLOAT, INT, key_code
 from . import histories as H
 from . import logics as L
-from . import runs as R
 from ..work import KERNEL_CALLS
 from .spec import qualifies
 
@@ -92,7 +91,6 @@ def _unique(parts) -> np.ndarray:
 
 
 _EMPTY_ROWS = np.empty((1, 0), dtype=np.int64)
-_NO_SLOTS = (1,) + (_EMPTY_ROWS, 0) * R.SLOTS + (_EMPTY_ROWS, 0)
 _EMPTY = np.empty(0, dtype=np.int64)
 
 
@@ -157,10 +155,6 @@ def process(op, t: tuple, inputs, pending) -> bool:
     plan = _plan(op, in_kinds, out_kinds)
     if not plan.ok:
         return False
-    if code != L.GIVEN and sum(len(p) for p in parts) <= tuning.KERNEL_REDUCE_KEYS:
-        done = _run_once(op, plan, code, t, parts)
-        if done:
-            return True
     keys = _unique(parts)
     step = tuning.KERNEL_REDUCE_KEYS
     if len(keys) <= step:
@@ -170,36 +164,6 @@ def process(op, t: tuple, inputs, pending) -> bool:
     # chunk by chunk: the row buffers hold one chunk's histories, not every key's
     for lo in range(0, len(keys), step):
         _run(op, plan, code, t, keys[lo:lo + step])
-    return True
-
-
-def _run_once(op, plan, code, t, parts) -> bool:
-    """:func:`_run` as one compiled call (:func:`~.runs.reduce_run`); ``False`` (nothing
-    done) when a trace has too many spine batches or a narrowed one."""
-    has_in = plan.in_part is not None
-    has_out = plan.out_part is not None
-    if has_in:
-        in_slots = R.slots(plan.in_part[0])
-        if in_slots is None:
-            return False
-        arity, in_rdepth = plan.in_part[1], plan.in_part[2]
-    else:
-        in_slots, arity, in_rdepth = _NO_SLOTS, len(op.out_trace.kinds), 0
-    if has_out:
-        out_slots = R.slots(plan.out_part[0])
-        if out_slots is None:
-            return False
-        out_arity, out_rdepth = plan.out_part[1], plan.out_part[2]
-    else:
-        out_slots, out_arity, out_rdepth = _NO_SLOTS, len(plan.kinds), 0
-    codes = parts[0] if len(parts) == 1 else np.concatenate(parts)
-    cols, diffs, lcodes, times, starts, read = R.reduce_run(
-        code, plan.kn, plan.key_is_code, plan.sort_out, _contiguous(codes),
-        np.array(t, dtype=np.int64), has_in, in_slots[0], arity, in_rdepth, *in_slots[1:],
-        has_out, out_slots[0], out_arity, out_rdepth, *out_slots[1:])
-    KERNEL_CALLS[0] += 1
-    op.flow.work.history_rows += read
-    _deliver(op, plan, t, cols, diffs, lcodes, times, starts)
     return True
 
 

@@ -5,6 +5,7 @@ from time import perf_counter
 
 from ..batch import Batch, concat_batches
 from ..budget import charge
+from ..lattice import leq
 
 
 class Operator:
@@ -24,6 +25,16 @@ class Operator:
     fused: tuple = ()
     #: the reader this operator is fused into (``None``: scheduled on its own)
     fused_into = None
+    #: the last blocked time and the pointstamp in its way (see :meth:`_still_blocked`)
+    _blocker = None
+    #: (on a host) the time of the group run under way, and the counted batches its fused
+    #: operators took (released with the host's own when the run ends)
+    running = None
+    _release = 0
+    #: whether this operator's work is counted apart from its tracker's counts
+    #: (:attr:`local`): with several workers, where the tracker counts every worker's
+    #: pointstamps; with one, ``local`` is the tracker's count of its location itself
+    own_work = False
     #: whether it may be fused into its only reader: it processes a time's input into output
     #: at that same time, keeping no state a reader could see out of step (linear operators,
     #: arrangements)
@@ -48,6 +59,14 @@ class Operator:
         #: index, or its group's when fused into a reader (see :mod:`~ddlab.engine.fusion`);
         #: set with the topological order, before each step that follows a graph change
         self.location = None
+        #: the operator whose runs run this one: itself, or its group's reader when fused
+        self.host = self
+        #: (on a host) ``{time: items}`` of work here and in the operators fused into it:
+        #: queued batches and capabilities to use (this worker's alone, where the tracker
+        #: counts every worker's)
+        self.local: dict = {}
+        #: ``{time: batches}`` queued here inside a group's run, never counted (see accept)
+        self._free: dict = {}
         #: ``(deliver, port)`` per output: the reader's ``accept`` where it reads at the
         #: time sent, else its ``enqueue`` (set with :attr:`location`)
         self.targets: list = []
@@ -104,18 +123,29 @@ class Operator:
             self.queued.add(t)
         else:
             pending.append(batch)
+        host = self.host
+        if host.running == t:
+            # handed on inside a group's run at t: the group's input holds t until the run
+            # ends, so this batch needs no pointstamp of its own
+            self._free[t] = self._free.get(t, 0) + 1
+            return
         self.tracker.update(self.location, t, 1)
+        if self.own_work:
+            host.add_work(t, 1)
 
-    def deliver(self, port: int, t: tuple, batch: Batch) -> None:
-        """Queue a batch whose pointstamp its sender already counted (a batch from another
-        worker: see :mod:`~ddlab.engine.workers`)."""
-        queue = self.queues[port]
-        pending = queue.get(t)
-        if pending is None:
-            queue[t] = [batch]
-            self.queued.add(t)
+    def add_work(self, t: tuple, n: int) -> None:
+        """(On a host) ``n`` more (or, negative, fewer) items of work at ``t``."""
+        local = self.local
+        had = local.get(t, 0)
+        left = had + n
+        if left:
+            local[t] = left
+            if not had and len(local) == 1:
+                self.scope.mark_busy(self.index)
         else:
-            pending.append(batch)
+            del local[t]
+            if not local:
+                self.scope.mark_idle(self.index)
 
     def step(self) -> bool:
         """The scheduler's call: run the queued times that are complete (no more input can
@@ -124,31 +154,52 @@ class Operator:
         a time still blocked waits, and the times after it that do not depend on it go on.
         So every operator meets each of its times once, with all of its input there.
         Returns whether anything ran."""
-        tracker = self.scope.tracker
-        times = tracker.counts[self.index]
+        tracker = self.tracker
+        times = self.local
         index, ran = self.index, False
         while times:
             if len(times) == 1:
                 t = next(iter(times))
-                if tracker.blocked(index, t):
+                if self._still_blocked(tracker, index, t):
                     return ran
             else:
+                held = []  # times found blocked: every time in advance of one is blocked too
                 for t in sorted(times):
-                    if not tracker.blocked(index, t):
+                    if any(leq(b, t) for b in held):
+                        continue
+                    if not self._still_blocked(tracker, index, t):
                         break
+                    held.append(t)
                 else:
                     return ran
             self.run_at(t)
             ran = True
         return ran
 
+    def _still_blocked(self, tracker, index: int, t: tuple) -> bool:
+        """Whether ``t`` is not complete here; the pointstamp found in the way is kept, and
+        while it holds the next sweep need not look again (an operator waiting for later
+        iterations is visited by every sweep of its loop)."""
+        if tracker.sweep_ready(t):
+            return False
+        memo = self._blocker
+        if memo is not None and memo[0] == t and tracker.holds(memo[1]):
+            return True
+        found = tracker.blocker(index, t)
+        self._blocker = None if found is None else (t, found)
+        return found is not None
+
     def run_at(self, t: tuple) -> None:
         """Process the input queued at ``t`` (after the operators fused into this one took
         theirs) and record the run.  (The hot path of every operator run: written for few
         Python operations.)"""
-        for op in self.fused:
-            if t in op.queued:
-                op.run_at(t)
+        fused = self.fused
+        if fused:
+            self.running = t  # (see accept)
+            self._release = 0
+            for op in fused:
+                if t in op.queued:
+                    op.run_at(t)
         queues = self.queues
         n_in = 0
         taken = 0
@@ -179,19 +230,37 @@ class Operator:
                     n_in += len(batch.diffs)
         if taken:
             self.queued.discard(t)
+            if self._free:
+                taken -= self._free.pop(t, 0)  # (those were never counted)
         elif self.idle_without_input(t):
-            return  # only the operators fused into it had input at t, and they sent nothing
+            # only the operators fused into it had input at t, and they sent nothing
+            self._released(t, 0)
+            return
         self._emitted = 0
         start = perf_counter()
         self.process(t, inputs)
         seconds = perf_counter() - start
-        if taken:
-            # the input's pointstamps go only now that what it caused is counted: a worker
-            # announcing its changes mid-run never shows the time as done too early
-            self.tracker.update(self.location, t, -taken)
+        self._released(t, taken)
         flow = self.flow
         flow.statistics.running.append((self, t, n_in, self._emitted, seconds))
         flow.work.activations += 1
+
+    def _released(self, t: tuple, taken: int) -> None:
+        """A run at ``t`` took ``taken`` counted batches.  Their pointstamps go only now that
+        what the run caused is counted (a worker announcing its changes mid-run never shows
+        the time as done too early); in a group, all of the group's at once when its host's
+        run ends."""
+        host = self.host
+        if host is not self:
+            host._release += taken
+            return
+        if self.fused:
+            taken += self._release
+            self.running = None
+        if taken:
+            self.tracker.update(self.location, t, -taken)
+            if self.own_work:
+                self.add_work(t, -taken)
 
     def idle_without_input(self, t: tuple) -> bool:
         """Whether a run at ``t`` with no input has nothing to do (a reduce with interesting
@@ -234,6 +303,9 @@ class Operator:
         for q in self.queues:
             q.clear()
         self.queued.clear()
+        self.local.clear()
+        self._free.clear()
+        self.running = None
 
     def traces(self) -> list:
         """Traces this operator owns (for retained-state accounting and compaction)."""

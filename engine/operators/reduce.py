@@ -83,6 +83,8 @@ class Reduce(Operator):
         if found is None:
             self.obligations[u] = [codes]
             self.tracker.update(self.index, u, 1)
+            if self.own_work:
+                self.add_work(u, 1)
         else:
             found.append(codes)
 
@@ -93,6 +95,8 @@ class Reduce(Operator):
         super().run_at(t)
         if held:
             self.tracker.update(self.index, t, -1)
+            if self.own_work:
+                self.add_work(t, -1)
 
     def process(self, t, inputs):
         pending = self.obligations.pop(t, None)
@@ -286,7 +290,9 @@ class Reduce(Operator):
         self.out_trace.restore(state[0])
         self.obligations = {k: list(v) for k, v in state[1].items()}
         for u in self.obligations:
-            self.scope.tracker.update(self.index, u, 1)
+            self.tracker.update(self.index, u, 1)
+            if self.own_work:
+                self.add_work(u, 1)
 
     def traces(self):
         return [self.out_trace]

@@ -1,127 +1,261 @@
 """A scope's occurrence counts and the frontiers derived from them.
 
 Counts are kept per operator index of the scope and per time (a scope's times all have its
-depth).  An operator's count at ``t`` is the number of pointstamps it holds there: one while
-it has input queued at ``t`` and one per capability (a reduce's scheduled interesting time;
-an input's open epoch).  A nested loop's pointstamps show in the parent's tracker as one
-pointstamp at the loop's node per outer time (the loop coordinate dropped) while anything
-inside holds a time with that prefix: the parent sees the loop as busy at an outer time
-exactly while something inside is.
+depth).  An operator's count at ``t`` is the number of pointstamps held there: one per batch
+queued at ``t`` (a message in flight; a batch on its way from another worker counts at its
+sender until it arrives) and one per capability (a reduce's scheduled interesting time; an
+input's open epoch).  With several workers each keeps such a tracker per scope: its *view*,
+the sum of its own changes (:meth:`update`, also put in its :attr:`outbox`) and of the
+changes the others announced (:meth:`apply`); a count may pass through a negative value
+while announcements are on their way, and only positive counts hold a time.
+
+A nested loop is one node of its parent.  Its pointstamps show there with the loop
+coordinate dropped: the parent reads them from the loop's tracker (:meth:`outer_times`)
+rather than keeping counts of its own, so the view of every worker is the same function of
+the same counts.
 
 ``blocked(j, t)`` asks whether input at operator ``j`` could still arrive at a time ``<= t``:
-whether ``t`` is *not* yet complete there.  The scheduler asks it only for the operators that
-must see all of their input at a time (reduces), and only about their own pending times.
+whether ``t`` is *not* yet complete there.  The scheduler asks it about the times an operator
+has work at.
 """
 from __future__ import annotations
 
+import heapq
+
 from ..lattice import leq
+from .antichain import Antichain
 from .change_batch import ChangeBatch
 from .reachability import FORWARD, Reachability
 
 
 class ScopeTracker:
-    """Occurrence counts of one scope's pointstamps; ``parent``/``node`` project them onto
-    the enclosing scope's tracker (``None`` at the root)."""
+    """Occurrence counts of one scope's pointstamps; ``parent``/``node`` place it in the
+    enclosing scope's tracker (``None`` at the root)."""
 
     def __init__(self, parent: "ScopeTracker | None" = None, node: int | None = None):
         self.parent, self.node = parent, node
         #: ``counts[i]``: ``{time: count}`` of operator ``i`` (only nonzero counts)
         self.counts: list[dict] = []
-        #: operator indices holding any pointstamp
+        #: operator indices holding a count, and loop nodes whose tracker does (one set for
+        #: the tracker's life: the scope's sweeps visit it)
         self.active: set[int] = set()
-        #: outer time -> how many (operator, time) pointstamps here have it as their prefix
-        self.prefixes: dict = {}
+        #: node index -> the tracker of the loop nested there
+        self.children: dict[int, "ScopeTracker"] = {}
         self.reach = Reachability(0, (), ())
         #: the parent's answers to :meth:`blocked` for outer times, kept for one sweep of the
         #: scope (:meth:`new_sweep`): while this scope runs only its own pointstamps change,
         #: and they reach the loop's node only around the parent's feedback, at outer times
         #: in advance of the ones it is processing
         self.outer: dict = {}
-        #: per worker: deltas applied here and not yet announced to the other workers
-        #: (``None`` with one worker: nothing to announce)
+        #: changes made here and not yet announced to the other workers (``None`` with one
+        #: worker: nothing to announce)
         self.outbox: ChangeBatch | None = None
+        #: time -> how many operators hold it here, and a heap of those times: the
+        #: lexicographically least held time (:meth:`least`) in O(1)
+        self._held: dict = {}
+        self._heap: list = []
+        #: whether :meth:`least` may stand in for :meth:`blocker` (one worker: see
+        #: :meth:`sweep_ready`)
+        self.one_worker = True
+        self.sweep_least = None
+        self.outer_ready: dict = {}
+        if parent is not None and node is not None:
+            parent.children[node] = self
+        self.announce_to(None)
 
     def resize(self, n: int, reach: Reachability) -> None:
         """The scope's operators were re-indexed (a new topological order): counts restart
         (the graph only changes between steps, when nothing is held)."""
         self.counts = [dict() for _ in range(n)]
-        self.active = set()
-        self.prefixes = {}
+        self.active.clear()
+        self.children = {}
+        self._held = {}
+        self._heap = []
         self.reach = reach
 
+    def attach(self, node: int) -> None:
+        """Sit at ``node`` of the parent's (re-indexed) operators."""
+        self.node = node
+        self.parent.children[node] = self
+
+    # -- changing counts ---------------------------------------------------------------
     def update(self, i: int, t: tuple, delta: int) -> None:
-        """Apply a local change of ``delta`` to the count of operator ``i`` at ``t``."""
+        """A change this worker made: applied, and kept to announce (:attr:`outbox`).  With
+        one worker (no outbox) this is :meth:`apply` itself (see :meth:`announce_to`)."""
+        self.apply(i, t, delta)
+        if self.outbox is not None:
+            self.outbox.update((i, t), delta)
+
+    def announce_to(self, outbox: "ChangeBatch | None") -> None:
+        """Keep this worker's changes in ``outbox`` for the others (``None``: one worker,
+        nothing to keep)."""
+        self.outbox = outbox
+        if outbox is None:
+            self.update = self.apply  # the hot path: one call less per change
+        else:
+            self.__dict__.pop("update", None)
+
+    def apply(self, i: int, t: tuple, delta: int) -> None:
+        """Apply a change of ``delta`` to the count of operator ``i`` at ``t``.  (Every
+        pointstamp's arrival and departure: written for few Python operations.)"""
         counts = self.counts[i]
         before = counts.get(t, 0)
         after = before + delta
+        held = self._held
         if after:
             counts[t] = after
-            self.active.add(i)
+            if before:
+                return
+            if len(counts) == 1:
+                if not self.active and self.parent is not None:
+                    self.parent._node_busy(self.node, True)
+                self.active.add(i)
+            n = held.get(t, 0)
+            held[t] = n + 1
+            if not n:
+                heapq.heappush(self._heap, t)
         else:
             del counts[t]
             if not counts:
-                self.active.discard(i)
-        if self.outbox is not None:
-            self.outbox.update((i, t), delta)
-        if self.parent is not None and (before > 0) != (after > 0):
-            # the parent counts one pointstamp at the loop's node per outer time with any
-            # pointstamp inside: it changes only when the first appears or the last goes
-            head = t[:-1]
-            prefixes = self.prefixes
-            n = prefixes.get(head, 0) + (1 if after > 0 else -1)
+                active = self.active
+                active.discard(i)
+                if not active and self.parent is not None:
+                    self.parent._node_busy(self.node, False)
+            n = held[t] - 1
             if n:
-                prefixes[head] = n
-                if n == 1 and after > 0:
-                    self.parent.update(self.node, head, 1)
+                held[t] = n
             else:
-                del prefixes[head]
-                self.parent.update(self.node, head, -1)
+                del held[t]
+
+    def _node_busy(self, node: int, busy: bool) -> None:
+        """The loop at ``node`` started or stopped holding anything."""
+        active = self.active
+        if busy:
+            if not active and self.parent is not None:
+                self.parent._node_busy(self.node, True)
+            active.add(node)
+        elif not self.counts[node]:
+            active.discard(node)
+            if not active and self.parent is not None:
+                self.parent._node_busy(self.node, False)
+
+    def least(self):
+        """The lexicographically least time held here (by an operator, or inside a loop
+        nested here, with its loop coordinate dropped), or ``None``."""
+        heap, held = self._heap, self._held
+        while heap and heap[0] not in held:
+            heapq.heappop(heap)
+        best = heap[0] if heap else None
+        for child in self.children.values():
+            if child.active:
+                inner = child.least()
+                if inner is not None and (best is None or inner[:-1] < best):
+                    best = inner[:-1]
+        return best
+
+    def sweep_ready(self, t: tuple) -> bool:
+        """A sufficient condition for ``t`` being complete at an operator that the current
+        sweep has reached (one worker only): ``t`` was the least time held in this scope
+        when the sweep started and still is, and so for its prefix in each enclosing scope.
+        Then no operator holds an earlier time (in lexicographic order, so in the partial
+        order), and the operators that hold ``t`` and come before in topological order ran
+        it when this sweep reached them (each was then in the same position; nothing that
+        runs later in a sweep sends to an operator before it but around the feedback, at a
+        later time).  The old scheduler's one-time-at-a-time order, read off the counts."""
+        if not self.one_worker or t != self.sweep_least or self.least() != t:
+            return False
+        if self.parent is None:
+            return True
+        head = t[:-1]
+        answer = self.outer_ready.get(head)
+        if answer is None:  # (unchanged for this sweep, as the parent's blocker answers)
+            answer = self.outer_ready[head] = self.parent.sweep_ready(head)
+        return answer
+
+    # -- reading -----------------------------------------------------------------------
+    def outer_times(self):
+        """The outer times at which this loop (or one nested in it) holds a pointstamp."""
+        for t in self._held:
+            yield t[:-1]
+        for child in self.children.values():
+            if child.active:
+                for u in child.outer_times():
+                    yield u[:-1]
+
+    def times(self, i: int):
+        """The times at which operator ``i`` holds a positive count (a loop node: the outer
+        times of its loop's pointstamps)."""
+        child = self.children.get(i)
+        if child is not None:
+            return set(child.outer_times())
+        return [u for u, n in self.counts[i].items() if n > 0]
 
     def new_sweep(self) -> None:
-        """A sweep of the scope starts: the outer answers are asked again."""
+        """A sweep of the scope starts: the outer answers are asked again, and the least
+        time held now is noted (:meth:`sweep_ready`)."""
         if self.outer:
             self.outer = {}
-
-    def times(self, i: int) -> dict:
-        """``{time: count}`` held by operator ``i``."""
-        return self.counts[i]
+        if self.outer_ready:
+            self.outer_ready = {}
+        self.sweep_least = self.least()
 
     def blocked(self, j: int, t: tuple) -> bool:
         """Whether input could still reach operator ``j`` at a time ``<= t`` (from any
-        pointstamp of this scope, or from outside it)."""
+        pointstamp of this scope, of a loop in it, or from outside it)."""
+        return self.blocker(j, t) is not None
+
+    def blocker(self, j: int, t: tuple):
+        """What keeps ``t`` from being complete at operator ``j``: ``(i, u)``, a positive
+        count of operator ``i`` of this scope at ``u`` (it stays in the way while that count
+        is positive: :meth:`holds` checks it in O(1)); ``(-1, None)`` for a loop node's or an
+        enclosing scope's pointstamp; ``None`` when ``t`` is complete."""
         sources = self.reach.sources[j]
-        counts = self.counts
+        counts, children = self.counts, self.children
         for i in self.active.intersection(sources):
-            if sources[i] == FORWARD:
-                for u in counts[i]:
-                    # lexicographic order first: a necessary condition, checked in C
+            child = children.get(i) if children else None
+            if child is None:
+                held = counts[i]
+                if sources[i] == FORWARD:
+                    for u in held:
+                        # lexicographic order first: a necessary condition, checked in C
+                        if u <= t and leq(u, t) and held[u] > 0:
+                            return i, u
+                else:  # around the feedback: the last coordinate one more
+                    last, head = t[-1], t[:-1]
+                    for u in held:
+                        if u[-1] < last and u[:-1] <= head and leq(u, head) and held[u] > 0:
+                            return i, u
+            elif sources[i] == FORWARD:
+                for u in child.outer_times():
                     if u <= t and leq(u, t):
-                        return True
-            else:  # around the feedback: the last coordinate one more
-                last = t[-1]
-                head = t[:-1]
-                for u in counts[i]:
+                        return -1, None
+            else:
+                last, head = t[-1], t[:-1]
+                for u in child.outer_times():
                     if u[-1] < last and u[:-1] <= head and leq(u, head):
-                        return True
+                        return -1, None
         if self.parent is None:
-            return False
+            return None
         head = t[:-1]
         answer = self.outer.get(head)
         if answer is None:
             answer = self.outer[head] = self.parent.blocked(self.node, head)
-        return answer
+        return (-1, None) if answer else None
 
-    def frontier(self, j: int):
+    def holds(self, blocker) -> bool:
+        """Whether a blocker :meth:`blocker` returned is still in the way (``False``: ask
+        again; a loop's or an enclosing scope's pointstamp is always asked again)."""
+        i, u = blocker
+        return i >= 0 and self.counts[i].get(u, 0) > 0
+
+    def frontier(self, j: int) -> Antichain:
         """The frontier at operator ``j``'s input: the minimal times at which input could
         still arrive there (this scope's times; the enclosing scopes' pointstamps show with
         zero loop coordinates).  For inspection; the scheduler asks :meth:`blocked`."""
-        from .antichain import Antichain
-
         f = Antichain()
         for i, kind in self.reach.sources[j].items():
-            for u, n in self.counts[i].items():
-                if n > 0:
-                    f.insert(u if kind == FORWARD else u[:-1] + (u[-1] + 1,))
+            for u in self.times(i):
+                f.insert(u if kind == FORWARD else u[:-1] + (u[-1] + 1,))
         if self.parent is not None:
             for q in self.parent.frontier(self.node):
                 f.insert(q + (0,))
@@ -131,10 +265,13 @@ class ScopeTracker:
         return not self.active
 
     def clear(self) -> None:
-        """Forget every count (a rolled-back step; the parent is cleared by its owner)."""
+        """Forget every count (a rolled-back step; nested trackers are cleared by their
+        scopes)."""
         for counts in self.counts:
             counts.clear()
         self.active.clear()
-        self.prefixes.clear()
+        self._held = {}
+        self._heap = []
+        self.outer = {}
         if self.outbox is not None:
             self.outbox = ChangeBatch()

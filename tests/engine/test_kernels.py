@@ -13,14 +13,13 @@ import sys
 import warnings
 from collections import Counter
 from types import SimpleNamespace
-from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import Phase, given, settings, strategies as st
 
 import ddlab
-from ddlab import NonConvergenceError, algorithms
+from ddlab import NonConvergenceError
 from ddlab.engine import kernels
 from ddlab.engine.batch import Batch
 from ddlab.engine.kernels import spec
@@ -29,8 +28,6 @@ from ddlab.engine.operators import aggregates as agg
 from ddlab.engine.operators.reduce import Accumulation
 from ddlab.engine.trace import Trace
 from ddlab.engine.tuning import tuned
-
-from .graph_programs import EPOCHS as EPOCHS_GRAPH
 
 from graph_oracle import cc_oracle
 
@@ -481,7 +478,6 @@ def test_the_fuzzer_catches_a_wrong_kernel(monkeypatch, plant):
     from .test_fuzz_programs import _SETTINGS, run_program
 
     finish = kernel_reduce.L.finish
-    reduce_run = kernel_reduce.R.reduce_run
 
     def wrong(logic, cols, diffs, codes, times, starts):
         if plant == "forget_interesting_times":
@@ -494,14 +490,9 @@ def test_the_fuzzer_catches_a_wrong_kernel(monkeypatch, plant):
     def planted(*args):
         return wrong(args[0], *finish(*args))
 
-    def planted_run(*args):  # the one-call path: the same bug after its finish
-        *results, read = reduce_run(*args)
-        return (*wrong(args[0], *results), read)
     monkeypatch.setattr(kernel_reduce, "L", SimpleNamespace(
         **{**{k: getattr(L, k) for k in dir(L) if not k.startswith("__")}, "finish": planted}))
-    monkeypatch.setattr(kernel_reduce, "R", SimpleNamespace(
-        **{**{k: getattr(kernel_reduce.R, k) for k in dir(kernel_reduce.R)
-              if not k.startswith("__")}, "reduce_run": planted_run}))
+
     # found is enough: no shrinking (minutes of it on these programs, for a planted bug)
     @settings(max_examples=1000, database=None, phases=(Phase.generate,),
               **{**_SETTINGS, "derandomize": True})
@@ -639,35 +630,3 @@ def test_merge_compact_advances_consolidates_and_drops_zeros():
     np.testing.assert_array_equal(got, np.array([
         [3, 7, 9], [5, 1, 0], [2, 2, 2], [1, 0, 4], [1, 2, 1]], dtype=np.int64))
 
-
-@settings(max_examples=25, deadline=None)
-@given(plan=EPOCHS_GRAPH)
-def test_one_call_reduce_runs_equal_the_call_per_batch_path(plan):
-    """A reduce run in one compiled call (engine/kernels/runs.py) gives what the call per
-    spine batch gives, update for update, on loops nested and prioritized; traces past its
-    four slots (tiny thresholds spill and merge every few rows) take the other path."""
-    from ddlab.engine.kernels import reduce as kernel_reduce
-
-    from .graph_programs import edge_epochs
-
-    def run():
-        flow = ddlab.Dataflow()
-        edges = flow.input("edges", columns=["src", "dst"])
-        outs = [algorithms.strongly_connected_components(edges), algorithms.connected_components(
-            edges, prioritized=True), edges.count(key_columns=1)]
-        seen = []
-        for out in outs:
-            out.subscribe(seen.append)
-        for adds, rems, _ in edge_epochs(plan):
-            edges.insert(adds)
-            edges.remove(rems)
-            flow.step()
-        return seen, flow.work_done()["history_rows"]
-
-    with kernels.use_kernels(True):
-        for preset in ("default", "tiny"):
-            with tuned(preset):
-                one, _ = run()
-                with mock.patch.object(kernel_reduce.R, "slots", lambda trace: None):
-                    per_batch, _ = run()
-            assert sorted(map(sorted, one)) == sorted(map(sorted, per_batch))
