@@ -18,7 +18,6 @@ consolidated dicts ``{(record, inner time): diff}``; times are inner (epoch drop
 from __future__ import annotations
 
 from collections import Counter
-from functools import lru_cache
 from itertools import product
 
 import numpy as np
@@ -43,16 +42,18 @@ def key_pattern(keys, width: int) -> frozenset:
 
 
 def matches(record, pattern) -> bool:
-    """Whether ``record`` matches ``pattern`` (one of its conjunctions)."""
+    """Whether ``record`` matches ``pattern`` (one of its conjunctions); a one-off test
+    (:meth:`Histories.matches` keeps each pattern's test for the explanation's length)."""
     if pattern is None:
         return True
     return matcher(pattern)(record)
 
 
-@lru_cache(maxsize=4096)
 def matcher(pattern):
     """A fast test for one pattern: a set lookup when every conjunction fixes the same
-    fields (key and record patterns: one per neighbour, hundreds of them), else a scan."""
+    fields (key and record patterns: one per neighbour, hundreds of them), else a scan.
+    Not cached here: a test holds the pattern's decoded values, so it is kept only by the
+    :class:`Histories` of one explanation, and goes with it."""
     columns = {tuple(j for j, _ in conj) for conj in pattern}
     if len(columns) == 1:
         (cols,) = columns
@@ -141,6 +142,7 @@ class Histories:
         self.budget = budget
         self.rows_read = 0
         self._memo: dict = {}
+        self._matchers: dict = {}     # pattern -> its test, for this explanation only
 
     # -- bookkeeping ---------------------------------------------------------------------
     def _charge(self, n: int) -> None:
@@ -161,6 +163,17 @@ class Histories:
             self._memo[key] = found
         return found
 
+    def matcher(self, pattern):
+        """:func:`matcher` of ``pattern``, built once per explanation."""
+        test = self._matchers.get(pattern)
+        if test is None:
+            test = self._matchers[pattern] = matcher(pattern)
+        return test
+
+    def matches(self, record, pattern) -> bool:
+        """Whether ``record`` matches ``pattern`` (``None``: every record)."""
+        return pattern is None or self.matcher(pattern)(record)
+
     def estimate(self, op, conj) -> float:
         """How many rows reading ``op`` with one conjunction finds (memoised: a path's
         steps ask the same side with the same label again and again)."""
@@ -177,7 +190,8 @@ class Histories:
     def _compute(self, op, pattern) -> dict:
         trace = reading.trace_of(op)
         if trace is not None:
-            return _consolidate(reading.read(trace, self.interner, pattern))
+            test = None if pattern is None else self.matcher(pattern)
+            return _consolidate(reading.read(trace, self.interner, pattern, test))
         kind = op.kind
         handler = getattr(self, f"_{kind}", None)
         if handler is None:
@@ -217,19 +231,19 @@ class Histories:
         cols = op.columns
         return _consolidate((tuple(rec[j] for j in cols), t, d) for (rec, t), d in
                             self.updates(op.inputs[0], push_project(pattern, cols)).items()
-                            if matches(tuple(rec[j] for j in cols), pattern))
+                            if self.matches(tuple(rec[j] for j in cols), pattern))
 
     def _map(self, op, pattern):
         fn = op.fn
         out = ((as_record(fn(user_form(rec))), t, d)
                for (rec, t), d in self.updates(op.inputs[0], None).items())
-        return _consolidate((r, t, d) for r, t, d in out if matches(r, pattern))
+        return _consolidate((r, t, d) for r, t, d in out if self.matches(r, pattern))
 
     def _flat_map(self, op, pattern):
         fn = op.fn
         out = ((as_record(x), t, d) for (rec, t), d in self.updates(op.inputs[0], None).items()
                for x in fn(user_form(rec)))
-        return _consolidate((r, t, d) for r, t, d in out if matches(r, pattern))
+        return _consolidate((r, t, d) for r, t, d in out if self.matches(r, pattern))
 
     def _map_columns(self, op, pattern):
         ups = self.updates(op.inputs[0], None)
@@ -238,7 +252,7 @@ class Histories:
         items = list(ups.items())
         images = map_columns_images(op.fn, [rec for (rec, _), _ in items])
         return _consolidate((img, t, d) for img, ((_, t), d) in zip(images, items)
-                            if matches(img, pattern))
+                            if self.matches(img, pattern))
 
     def _enter(self, op, pattern):
         pad = (0,) * (op.scope.depth - op.inputs[0].scope.depth)

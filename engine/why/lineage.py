@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from ..operators.aggregates import DISTINCT, Extreme, SetOperation, TopK
 from .history import (INF, Histories, first_time, key_pattern, leq, lub, map_columns_images,
-                      matches, normalized, record_pattern, user_form, as_record)
+                      normalized, record_pattern, user_form, as_record)
 
 #: operators that pass each record through unchanged (same record, same time)
 PASS = {"arrange", "consolidate", "inspect", "choose", "filter", "filter_columns", "view"}
@@ -217,7 +217,7 @@ class Tracer:
             for lrec, lm in left.items():
                 for rrec, rm in by_key.get(lrec[:nkey], ()):
                     res = join_output(op, nkey, nleft, lrec, rrec)
-                    if matches(res, frozenset([conj]) if conj else None):
+                    if self.hist.matches(res, frozenset([conj]) if conj else None):
                         out.append((lrec, lm, rrec, rm, res))
         return list(dict.fromkeys(out))
 
@@ -307,13 +307,13 @@ class Tracer:
             up = op.inputs[0]
             cands = list(self.hist.content(up, None, t))
             if op.kind == "map":
-                hit = [x for x in cands if matches(as_record(op.fn(user_form(x))), pattern)]
+                hit = [x for x in cands if self.hist.matches(as_record(op.fn(user_form(x))), pattern)]
             elif op.kind == "flat_map":
-                hit = [x for x in cands if any(matches(as_record(y), pattern)
+                hit = [x for x in cands if any(self.hist.matches(as_record(y), pattern)
                                                for y in op.fn(user_form(x)))]
             else:
                 imgs = map_columns_images(op.fn, cands) if cands else []
-                hit = [x for x, y in zip(cands, imgs) if matches(y, pattern)]
+                hit = [x for x, y in zip(cands, imgs) if self.hist.matches(y, pattern)]
             return [E(up, record_pattern(hit), t)] if hit else []
         if kind == "join":
             pairs = self._pairs(op, pattern, t)

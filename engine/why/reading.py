@@ -67,10 +67,11 @@ def _decode_rows(rows, kinds, interner, depth_skip: int = 1):
     return list(zip(records, times, rows.diffs.tolist()))
 
 
-def read(trace, interner, conjunctions) -> list:
+def read(trace, interner, conjunctions, test=None) -> list:
     """The updates of ``trace`` matching any of ``conjunctions`` (each a tuple of
     ``(column, decoded value)`` pairs; ``None`` means all updates): ``[(record, inner time,
-    diff)]``.  A conjunction fixing every key field is a key lookup; one fixing another field
+    diff)]``; ``test(record)`` is the conjunctions' test when the caller keeps one.  A
+    conjunction fixing every key field is a key lookup; one fixing another field
     scans that field (:meth:`Trace.rows_where`); an empty one reads everything."""
     kinds = trace.kinds
     if kinds is None:
@@ -101,9 +102,10 @@ def read(trace, interner, conjunctions) -> list:
         out.extend(_decode_rows(trace.gather(wanted), kinds, interner))
     for j, codes in by_column.items():
         out.extend(_decode_rows(trace.rows_where(j, sorted(codes)), kinds, interner))
-    from .history import matcher
+    if test is None:
+        from .history import matcher
 
-    test = matcher(frozenset(conjunctions))
+        test = matcher(frozenset(conjunctions))
     matched = [u for u in out if test(u[0])]
     if by_key and by_column:  # a row found both ways counts once
         matched = list(dict.fromkeys(matched))

@@ -9,8 +9,10 @@ The oracle is independent of the engine: the fuzzer's from-scratch evaluator
 from __future__ import annotations
 
 import os
+import gc
 import random
 import time
+import types
 from collections import Counter
 
 import networkx as nx
@@ -364,3 +366,38 @@ def test_a_budget_too_small_gives_every_upstream_input_and_says_so():
     assert any("budget" in note for note in why.notes)
     small = flow.why(out, 2)
     assert small.method == "concise" and small.size == 1
+
+
+def test_an_explanation_keeps_nothing_of_its_flow_once_both_are_gone():
+    """The tests an explanation builds for its patterns hold the flow's decoded values; they
+    live as long as the explanation's reading of the flow, not the process: once the flow and
+    the explanation are dropped, no function anywhere still closes over those values."""
+    marker = "why-scope-" + str(random.random())
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges)
+    names = [f"{marker}-{i}" for i in range(4)]
+    edges.insert(list(zip(names, names[1:])))
+    flow.step()
+    why = flow.why(labels, (names[-1], names[0]))
+    assert why.present and why.verified
+    del flow, edges, labels, why
+    gc.collect()
+
+    def holds_marker(value, depth=0):
+        if isinstance(value, str):
+            return value.startswith(marker)
+        if depth < 3 and isinstance(value, (tuple, frozenset, set, list)):
+            return any(holds_marker(v, depth + 1) for v in value)
+        return False
+
+    kept = [fn for fn in gc.get_objects() if isinstance(fn, types.FunctionType)
+            and fn.__module__ != __name__ and fn.__closure__ and any(holds_marker(_cell(c)) for c in fn.__closure__)]
+    assert kept == [], [getattr(fn, "__qualname__", fn) for fn in kept]
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:   # an empty cell
+        return None
