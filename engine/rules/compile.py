@@ -63,7 +63,10 @@ def evaluate_columns(expr, columns: dict, n: int):
             q = a // safe                       # C semantics (Soufflé): truncate toward zero
             return np.where((q < 0) & (q * safe != a), q + 1, q), ok
         if op == "%":
-            return (np.fmod(a, safe) if integral else np.fmod(a, safe)), ok
+            # C's remainder for integers and floats alike (the sign of the dividend, as
+            # Soufflé's C++ computes it), so -7.0 % 2 is -1.0 as -7 % 2 is -1; np.mod's
+            # floored remainder (Python's) would give 1.0 for the float and -1 for the int
+            return np.fmod(a, safe), ok
     raise DataflowError(f"cannot evaluate {expr}")  # pragma: no cover - the grammar has no other
 
 
