@@ -85,12 +85,18 @@ class Scope:
 
     def _fail_to_converge(self, t: tuple) -> None:
         where = display_time(t, self.coordinate_kinds)
-        busy = sorted({self.ops[i].label for (u, i) in self.heap if u[:-1] == t[:-1]})
+        hint = getattr(self, "hint", None)   # Loop(hint=): its builder's words for its user
+        if hint:
+            advice = f"). {hint}"
+        else:
+            busy = sorted({self.ops[i].label for (u, i) in self.heap if u[:-1] == t[:-1]})
+            advice = (f"; operators with pending updates: "
+                      f"{', '.join(busy[:5]) or self.ops[0].label}). Raise max_iterations, or "
+                      f"check that the body ends in a reduce/distinct so that its updates can "
+                      f"cancel.")
         raise NonConvergenceError(
             f"loop {self.path!r} did not converge within {self.max_iterations} iterations "
-            f"(still changing at time {where}; operators with pending updates: "
-            f"{', '.join(busy[:5]) or self.ops[0].label}). Raise max_iterations, or check that "
-            f"the body ends in a reduce/distinct so that its updates can cancel. "
+            f"(still changing at time {where}{advice} "
             f"The epoch was rolled back.", loop=self.path, bound=self.max_iterations)
 
     def clear(self) -> None:
