@@ -401,3 +401,24 @@ def _cell(cell):
         return cell.cell_contents
     except ValueError:   # an empty cell
         return None
+
+
+def test_an_absent_record_is_named_by_its_collections_user_name_and_a_wrong_arity_refused():
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges)
+    program = ddlab.rules(".input e from edges\nr(x, y) :- e(x, y).", {"edges": edges})
+    edges.insert([(1, 2)])
+    flow.step()
+    assert flow.why(labels, (7, 7)).summary() == \
+        "(7, 7) is not in the result of loop 'root/cc' after epoch 0."
+    assert flow.why(program["r"], (5, 6)).summary() == "(5, 6) is not in r after epoch 0."
+    assert flow.why(edges, (5, 6)).summary() == "(5, 6) is not in edges after epoch 0."
+    assert flow.why(labels, (2, 1)).summary().startswith(
+        "(2, 1) is in the result of loop 'root/cc' after epoch 0")
+    with pytest.raises(ddlab.InputError, match=r"the record \(5, 6, 7\) has 3 fields, where r "
+                                               r"has 2 \(x, y\)"):
+        flow.why(program["r"], (5, 6, 7))
+    with pytest.raises(ddlab.InputError, match=r"the record 5 has 1 field, where the result of "
+                                               r"loop 'root/cc' has 2 \(node, label\)"):
+        flow.why(labels, 5)
