@@ -138,7 +138,9 @@ class Compiler:
 
     ``relations`` maps every relation to its collection outside loops; ``rule_ops`` maps a
     rule's index to the ids of the operators built for it; ``relation_ops`` a relation to the
-    ids of the operators that assemble it; ``plans`` a rule's index to its steps in words.
+    ids of the operators that assemble it; ``plans`` a rule's index to its steps in words;
+    ``bindings`` a count/sum rule's index to ``(operator id, variables)`` of its distinct body
+    bindings (what its proofs show as the group's facts).
     """
 
     def __init__(self, analysis: Analysis, inputs: dict, flow, prefix: str = "",
@@ -151,6 +153,7 @@ class Compiler:
         self.relation_ops: dict[str, list] = {}
         self.relation_results: dict[str, list] = {}
         self.plans: dict[int, list] = {}
+        self.bindings: dict[int, tuple] = {}
         self.loops: list[str] = []
         self._paths: dict = {}
         self._empty = None
@@ -589,6 +592,7 @@ class Compiler:
         pos, agg = rule.aggregate
         plan.append(f"{agg.func} over distinct bindings of {', '.join(b.vars)}")
         distinct = self._made(b.coll.distinct(name=self._name("distinct bindings")))
+        self.bindings[rule.index] = (distinct.id, list(b.vars))
         b = _Bindings(distinct, b.vars)
         group = [a for j, a in enumerate(rule.head.args) if j != pos]
         exprs = group + ([agg.arg] if agg.func == "sum" else [])
