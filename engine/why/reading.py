@@ -112,6 +112,31 @@ def read(trace, interner, conjunctions, test=None) -> list:
     return matched
 
 
+def read_keys(trace, interner, keys) -> dict:
+    """``{key: [(record, inner time, diff)]}`` for each key (a tuple of decoded values of the
+    trace's key fields) in one lookup; a key no record of the trace can hold reads empty."""
+    out = {key: [] for key in keys}
+    kinds = trace.kinds
+    if kinds is None or not out:
+        return out
+    nkey = trace.nkey or len(kinds)
+    wanted = []
+    for key in out:
+        codes = [encode_value(v, kinds[j], interner) for j, v in enumerate(key)]
+        if len(key) == nkey and None not in codes:
+            wanted.append(codes)
+    if not wanted:
+        return out
+    cols = [np.array([k[j] for k in wanted], dtype=np.float64 if kinds[j] == FLOAT else np.int64)
+            for j in range(nkey)]
+    codes = np.unique(key_code(cols, kinds[:nkey], nkey))
+    for update in _decode_rows(trace.gather(codes), kinds, interner):
+        rows = out.get(update[0][:nkey])
+        if rows is not None:
+            rows.append(update)
+    return out
+
+
 def kinds_of(op):
     """The kinds of ``op``'s output fields when the graph tells them without running anything
     (a trace, or a trace upstream through operators that keep or pick fields), else
@@ -132,5 +157,5 @@ def kinds_of(op):
     return None
 
 
-__all__ = ["INF", "INT", "FLOAT", "BOOL", "OBJECT", "trace_of", "read", "encode_value",
-           "kinds_of"]
+__all__ = ["INF", "INT", "FLOAT", "BOOL", "OBJECT", "trace_of", "read", "read_keys",
+           "encode_value", "kinds_of"]
