@@ -1,5 +1,7 @@
-"""``python -m benchmarks why --dataset twitter24h|random-100k-500k``: how long ``flow.why``
-takes to explain a connected-component label, and what explanations make the engine keep.
+"""``python -m benchmarks why --dataset twitter24h|random-100k-500k|long-paths-20k``: how long
+``flow.why`` takes to explain a connected-component label, and what explanations make the
+engine keep; on ``long-paths-20k``, how long it takes to explain each collection kind where
+explanations are paths of 100 edges or more.
 
 twitter24h: the demo's window (one hour of @mentions and retweets, sliding by one minute),
 moved 60 minutes forward and 30 back, connected components of the window's graph; then
@@ -14,12 +16,25 @@ each query; ``why_loop`` replays the loop's upstream from scratch, so its peak i
 copy of that state for the time of the call).  ``--variant without`` switches that retention
 off, so the two rows' RSS after the setup are the engine with and without it;
 ``retained_input_kb`` is its size at the end.
+
+long-paths-20k (:func:`long_paths`): a 100 x 100 Manhattan street grid (one-way streets, rows
+and columns alternating direction, the border a cycle: strongly connected, directed distances
+up to about 200)
+with node ids shuffled, 19,800 street edges plus 200 diagonals: 20,000 edges.  One flow per
+collection kind: connected components, strongly connected components, reachability from a
+root, shortest paths from a source (unit weights), and rules (``reach`` and ``dist(y, min(d +
+1))`` in recursion, ``outs(x, count(y))`` not recursive).  Per kind, 100 records whose
+explanation is a path of at least 100 edges (by networkx's BFS distance; ``outs``: random
+nodes), each explained checked (``flow.why``; rules: ``program.why``, the proof tree): median
+and p99 (target <= 100 ms and <= 300 ms, issue 29); a kind stops after ``KIND_BUDGET_S``.
 """
 from __future__ import annotations
 
 import gc
+import sys
 import time
 from collections import Counter
+from collections.abc import Mapping
 
 import numpy as np
 
@@ -106,12 +121,148 @@ def _random(args, name):
     return flow, cc, view, held, {"from_scratch_s": round(from_scratch, 2), "updates": 20}
 
 
+#: the long-path grid: rows x columns, and the diagonal edges added to reach 20,000 edges
+GRID, DIAGONALS = (100, 100), 200
+#: the shortest explanation path a long-path query asks for
+LONG_PATH = 100
+
+RULES = """
+.input edge(src, dst) from edges
+.input root(v) from roots
+reach(y) :- root(y).
+reach(y) :- reach(x), edge(x, y).
+dist(y, 0) :- root(y).
+dist(y, min(d + 1)) :- dist(x, d), edge(x, y).
+outs(x, count(y)) :- edge(x, y).
+.output reach, dist, outs
+"""
+
+
+def long_path_edges(seed: int = 0) -> list:
+    """The long-path graph's 20,000 directed edges (see the module docstring)."""
+    rows, cols = GRID
+    rng = np.random.default_rng(seed)
+    ids = rng.permutation(rows * cols)
+
+    def node(r, c):
+        return int(ids[r * cols + c])
+
+    out = []
+    for r in range(rows):
+        for c in range(cols - 1):
+            a, b = node(r, c), node(r, c + 1)
+            out.append((a, b) if r % 2 == 0 else (b, a))
+    for c in range(cols):
+        for r in range(rows - 1):
+            a, b = node(r, c), node(r + 1, c)
+            out.append((a, b) if c % 2 == 1 else (b, a))
+    taken, total = set(out), len(out) + DIAGONALS
+    while len(out) < total:
+        r, c = int(rng.integers(rows - 1)), int(rng.integers(cols - 1))
+        e = (node(r, c), node(r + 1, c + 1))
+        if e not in taken:
+            taken.add(e)
+            out.append(e)
+    return out
+
+
+#: seconds one collection kind's queries may take before the rest are left out (the row says
+#: how many ran): a slow engine is reported, not waited for
+KIND_BUDGET_S = 240
+
+
+def _timed(name, explain, records) -> dict:
+    """Median, p99 and max milliseconds of ``explain(record)`` over ``records`` (those that
+    ran within :data:`KIND_BUDGET_S`); progress on stderr."""
+    lat = []
+    start = time.perf_counter()
+    for rec in records:
+        t = time.perf_counter()
+        assert explain(rec).present, (name, rec)
+        lat.append((time.perf_counter() - t) * 1000)
+        if time.perf_counter() - start > KIND_BUDGET_S:
+            break
+    lat = np.array(lat)
+    print(f"why long-paths {name}: {len(lat)} queries, median {np.median(lat):.1f} ms, "
+          f"max {lat.max():.1f} ms", file=sys.stderr, flush=True)
+    return {"median_ms": round(float(np.median(lat)), 1),
+            "p99_ms": round(float(np.percentile(lat, 99)), 1),
+            "max_ms": round(float(lat.max()), 1), "queries": len(lat)}
+
+
+def _far(distances: dict, rng, n: int = 100) -> list:
+    """Up to ``n`` nodes at distance >= LONG_PATH (sorted, then sampled)."""
+    pool = sorted(v for v, d in distances.items() if d >= LONG_PATH)
+    return [int(x) for x in rng.choice(pool, size=min(n, len(pool)), replace=False)]
+
+
+def long_paths(args) -> dict:
+    """Every collection kind explained on the long-path graph (see the module docstring)."""
+    import networkx as nx
+
+    import ddlab
+    from ddlab.algorithms import (connected_components, reachability, shortest_paths,
+                                  strongly_connected_components)
+
+    edge_list = long_path_edges(args.seed)
+    digraph = nx.DiGraph(edge_list)
+    rng = np.random.default_rng(args.seed)
+    root = min(digraph.nodes)
+    result = {"workload": "why", "dataset": "long-paths-20k", "edges": len(edge_list),
+              "nodes": digraph.number_of_nodes()}
+
+    def flow_with(build, weighted=False):
+        flow = ddlab.Dataflow("why-long-paths")
+        edges = flow.input("edges", columns=["src", "dst", "w"] if weighted else ["src", "dst"])
+        roots = flow.input("roots", columns=["v"])
+        out = build(edges, roots)
+        views = [c.view() for c in (out.values() if isinstance(out, Mapping) else [out])]
+        edges.insert([e + (1,) for e in edge_list] if weighted else edge_list)
+        roots.insert([root])
+        flow.step()
+        return flow, out, views
+
+    forward = nx.single_source_shortest_path_length(digraph, root)
+    undirected = nx.single_source_shortest_path_length(digraph.to_undirected(), root)
+    backward = nx.single_source_shortest_path_length(digraph.reverse(copy=False), root)
+    kinds = {}
+    flow, cc, _ = flow_with(lambda e, r: connected_components(e))
+    kinds["cc"] = (lambda rec, f=flow, c=cc: f.why(c, rec),
+                   [(v, root) for v in _far(undirected, rng)])
+    flow, scc, _ = flow_with(lambda e, r: strongly_connected_components(e))
+    # an edge (u, v) of the component: its explanation holds paths from the smallest node to
+    # u and v, and back, of at least LONG_PATH edges
+    far_both = {u: min(forward[u], backward[u]) for u in forward if u in backward}
+    kinds["scc"] = (lambda rec, f=flow, c=scc: f.why(c, rec),
+                    [next(iter(digraph.out_edges(u))) for u in _far(far_both, rng)])
+    flow, reach, _ = flow_with(lambda e, r: reachability(e, r))
+    kinds["reach"] = (lambda rec, f=flow, c=reach: f.why(c, rec),
+                      [(v, root) for v in _far(forward, rng)])
+    flow, sssp, _ = flow_with(lambda e, r: shortest_paths(e, r), weighted=True)
+    kinds["sssp"] = (lambda rec, f=flow, c=sssp: f.why(c, rec),
+                     [(v, forward[v]) for v in _far(forward, rng)])
+    flow, program, _ = flow_with(lambda e, r: ddlab.rules(RULES, {"edges": e, "roots": r}))
+    kinds["rules_reach"] = (lambda rec, p=program: p.why("reach", rec),
+                            [v for v in _far(forward, rng)])
+    kinds["rules_dist"] = (lambda rec, p=program: p.why("dist", rec),
+                           [(v, forward[v]) for v in _far(forward, rng)])
+    outs = [int(x) for x in rng.choice(sorted(digraph.nodes), size=100, replace=False)]
+    kinds["rules_count"] = (lambda rec, p=program: p.why("outs", rec),
+                            [(v, digraph.out_degree(v)) for v in outs])
+    for name, (explain, records) in kinds.items():
+        for key, value in _timed(name, explain, records).items():
+            result[f"{name}_{key}"] = value
+    return result
+
+
 def run(args):
     import networkx as nx
 
     from ddlab.engine import statistics
 
     dataset = args.dataset or "twitter24h"
+    if dataset == "long-paths-20k":
+        return long_paths(args)
     variant = args.variant or "default"
     if variant not in ("default", "without"):
         raise SystemExit("why: --variant default or without (no input-change retention)")

@@ -45,7 +45,10 @@ class Loop:
     """
 
     def __init__(self, flow, outer_scope, name: str, max_iterations: int | None = None,
-                 prioritized: bool = False):
+                 prioritized: bool = False, hint: str | None = None):
+        """``hint``: what to tell the person when the loop does not converge, in the words of
+        what built it (a rules program names its recursive rules); replaces the engine's
+        generic advice in the :class:`NonConvergenceError`."""
         from .scope import Scope
 
         bound = max_iterations if max_iterations is not None else flow.max_iterations
@@ -55,6 +58,7 @@ class Loop:
         self.flow = flow
         self.scope = Scope(flow, outer_scope, _unique_scope_name(outer_scope, name),
                            PRIORITY if prioritized else ITERATION, bound)
+        self.scope.hint = hint
         flow.mark_graph_changed()
 
     def variable(self, seed: Collection, priority=None) -> "Variable":

@@ -107,17 +107,18 @@ class Scope:
 
     def _fail_to_converge(self, t: tuple) -> None:
         where = display_time(t, self.coordinate_kinds)
-        busy = sorted({self.ops[i].label for i in self.visit})
-        if self.hint:
-            what = self.hint
+        if self.hint:  # Loop(hint=): its builder's words for its user
+            advice = f"). {self.hint}"
         else:
-            what = (f"operators with pending updates: {', '.join(busy[:5]) or self.ops[0].label}."
-                    f" Raise max_iterations, or check that the body ends in a reduce/distinct "
-                    f"so that its updates can cancel")
+            busy = sorted({self.ops[i].label for i in self.visit})
+            advice = (f"; operators with pending updates: "
+                      f"{', '.join(busy[:5]) or self.ops[0].label}). Raise max_iterations, or "
+                      f"check that the body ends in a reduce/distinct so that its updates can "
+                      f"cancel.")
         raise NonConvergenceError(
             f"loop {self.path!r} did not converge within {self.max_iterations} iterations "
-            f"(still changing at time {where}; {what}). The epoch was rolled back.",
-            loop=self.path, bound=self.max_iterations)
+            f"(still changing at time {where}{advice} "
+            f"The epoch was rolled back.", loop=self.path, bound=self.max_iterations)
 
     def clear(self) -> None:
         """Forget every pointstamp and all work of this scope and the scopes in it (a

@@ -1,19 +1,23 @@
-"""A class-data-sharing archive for the local Spark driver JVM, built once per machine, never
-while somebody waits for it.
+"""A class-data-sharing archive for the local Spark driver JVM: built once per machine when
+asked for, then mapped by every local session.
 
 Why: a cold JVM spends seconds finding, reading and verifying Spark's classes before its first
 job (on the project's 2-core machine CollegeMsg's load and windowing took 14.3 s on a fresh JVM
 and 9.4 s on one that mapped an archive of those classes; ``benchmarks/NOTES.md``).  Java 17
 writes such an archive when a JVM started with ``-XX:ArchiveClassesAtExit=FILE`` exits, and a
-later JVM started with ``-XX:SharedArchiveFile=FILE`` maps it.  Recording slows the recording
-JVM by seconds, so no session a user waits on records: the first local session on a machine
-starts a background process (lowest priority) that, a minute later, runs its own JVM through
-a small load and windowing job and files the archive; every later session maps it.
+later JVM started with ``-XX:SharedArchiveFile=FILE`` maps it.
+
+Building one runs a second JVM through a small load and windowing job (a minute of CPU and
+about 170 MB on disk), so a library does not do it on its own: it is opt-in.
+``python -m ddlab.sources.jvm_archive`` builds it now, in the foreground, for this machine's
+Java; ``DDLAB_JVM_ARCHIVE=build`` lets the first local session start that build in the
+background instead (at the lowest priority, a minute after it asked).  Every local session
+maps an archive that is there (``DDLAB_JVM_ARCHIVE=0``: neither maps nor builds).
 
 The archive is named after the Java binary and version and the pyspark installation, so it is
 only ever offered to the JVM it was made for; a JVM that still cannot map it runs without it
-(``-Xshare:auto``).  It lives in ``$DDLAB_JVM_ARCHIVE_DIR``, else ``cache_dir()/jvm`` (about
-170 MB; deleting it is always safe); ``DDLAB_JVM_ARCHIVE=0`` neither uses nor builds one.
+(``-Xshare:auto``).  It lives in ``$DDLAB_JVM_ARCHIVE_DIR``, else ``cache_dir()/jvm``
+(deleting it is always safe).
 """
 from __future__ import annotations
 
@@ -24,7 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-__all__ = ["archive_path", "java_options", "start_building", "enabled"]
+__all__ = ["archive_path", "java_options", "start_building", "enabled", "builds_in_background",
+           "build"]
 
 #: A build that has not filed its archive after this long is taken for dead (its lock ignored).
 BUILD_TIMEOUT_S = 600
@@ -33,9 +38,19 @@ BUILD_TIMEOUT_S = 600
 BUILD_DELAY_S = 60
 
 
+def _setting() -> str:
+    return os.environ.get("DDLAB_JVM_ARCHIVE", "").strip().lower()
+
+
 def enabled() -> bool:
-    """Whether archives are used and built (``DDLAB_JVM_ARCHIVE=0`` turns both off)."""
-    return os.environ.get("DDLAB_JVM_ARCHIVE", "1").strip() not in ("0", "false", "no", "")
+    """Whether an archive that is there is mapped (``DDLAB_JVM_ARCHIVE=0`` turns it off)."""
+    return _setting() not in ("0", "false", "no")
+
+
+def builds_in_background() -> bool:
+    """Whether a local session may start building a missing archive in the background: only
+    when asked, ``DDLAB_JVM_ARCHIVE=build`` (or ``1``)."""
+    return _setting() in ("build", "1", "true", "yes")
 
 
 def archive_path(java, folder: Path | str | None = None) -> Path:
@@ -62,44 +77,61 @@ def java_options(java) -> str:
 
 
 def start_building(java) -> bool:
-    """Start the background build of the archive unless it exists or is being built; returns
-    whether a build was started.  Never raises: the archive is an optimisation."""
+    """Start the background build of the archive if asked for (:func:`builds_in_background`)
+    and it neither exists nor is being built; returns whether a build was started.  Never
+    raises, and a failure on the way leaves no lock behind: the archive is an optimisation."""
     try:
-        if not enabled() or os.environ.get("DDLAB_JVM_ARCHIVE_BUILDER"):
+        if not builds_in_background() or os.environ.get("DDLAB_JVM_ARCHIVE_BUILDER"):
             return False
         path = archive_path(java)
         if path.is_file() or path.with_suffix(".failed").is_file():
             return False            # there, or this Java cannot record one (see the .failed file)
         path.parent.mkdir(parents=True, exist_ok=True)
-        lock = path.with_suffix(".building")
-        try:
-            if time.time() - lock.stat().st_mtime < BUILD_TIMEOUT_S:
-                return False        # another process is building it
-            lock.unlink()
-        except FileNotFoundError:
-            pass
-        try:
-            fd = os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return False
-        os.close(fd)
-        log = open(path.with_suffix(".log"), "w")
-        env = dict(os.environ, DDLAB_JVM_ARCHIVE_BUILDER="1")
-        env.pop("SPARK_REMOTE", None)
-        subprocess.Popen([sys.executable, "-m", "ddlab.sources.jvm_archive", str(path),
-                          str(BUILD_DELAY_S)],
-                         stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                         env=env, start_new_session=True, close_fds=True)
-        log.close()
-        return True
     except Exception:
+        return False
+    lock = path.with_suffix(".building")
+    if not _take_lock(lock):
+        return False
+    try:
+        with open(path.with_suffix(".log"), "w") as log:
+            env = dict(os.environ, DDLAB_JVM_ARCHIVE_BUILDER="1")
+            env.pop("SPARK_REMOTE", None)
+            subprocess.Popen([sys.executable, "-m", "ddlab.sources.jvm_archive", str(path),
+                              str(BUILD_DELAY_S)],
+                             stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                             env=env, start_new_session=True, close_fds=True)
+        return True
+    except Exception:               # no build runs: the lock must not block the next try
+        try:
+            lock.unlink()
+        except OSError:
+            pass
         return False
 
 
-def build(path: Path, delay_s: float = 0.0) -> None:
+def _take_lock(lock: Path) -> bool:
+    """Create the build's lock file; ``False`` when a live build holds it (a lock older than
+    :data:`BUILD_TIMEOUT_S` is a dead build's, taken over) or it cannot be created."""
+    try:
+        if time.time() - lock.stat().st_mtime < BUILD_TIMEOUT_S:
+            return False            # another process is building it
+        lock.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except OSError:                 # FileExistsError: another process took it just now
+        return False
+    return True
+
+
+def build(path: Path, delay_s: float = 0.0, low_priority: bool = True) -> None:
     """Record the archive at ``path`` (after ``delay_s`` seconds): a local JVM that loads
     CollegeMsg and cuts its windows (what a first session does), stopped so that it writes the
-    archive, then filed atomically."""
+    archive, then filed atomically.  ``low_priority``: at the lowest CPU priority (a
+    background build; the foreground one of ``python -m ddlab.sources.jvm_archive`` is not)."""
     from .datasets import load_dataset
     from .session import get_spark
     from .windows import window_updates
@@ -108,10 +140,11 @@ def build(path: Path, delay_s: float = 0.0) -> None:
     lock = path.with_suffix(".building")
     partial = path.with_name(f"{path.stem}.{os.getpid()}.partial")
     try:
-        try:
-            os.nice(19)
-        except OSError:
-            pass
+        if low_priority:
+            try:
+                os.nice(19)
+            except OSError:
+                pass
         time.sleep(delay_s)
         spark = get_spark("local[*]", java_options=f"-XX:ArchiveClassesAtExit={partial}")
         events = load_dataset("collegemsg", spark=spark)
@@ -148,5 +181,32 @@ def _stop_and_wait(spark) -> None:
     proc.wait(timeout=BUILD_TIMEOUT_S)
 
 
-if __name__ == "__main__":   # python -m ddlab.sources.jvm_archive PATH [DELAY_S] (start_building)
-    build(Path(sys.argv[1]), float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
+def main(argv: list[str]) -> int:
+    """``python -m ddlab.sources.jvm_archive``: build this machine's archive now (in the
+    foreground) and say where it is; ``... PATH [DELAY_S]``: record it at PATH (what the
+    background build of :func:`start_building` runs)."""
+    if argv:
+        build(Path(argv[0]), float(argv[1]) if len(argv) > 1 else 0.0)
+        return 0
+    from .session import check_java
+
+    path = archive_path(check_java())
+    if path.is_file():
+        print(f"the JVM class archive is there already: {path}")
+        return 0
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if not _take_lock(path.with_suffix(".building")):
+        print(f"another process is building it: {path}")
+        return 1
+    path.with_suffix(".failed").unlink(missing_ok=True)   # asked for: try again
+    print(f"recording the JVM class archive (a local Spark job, about a minute): {path}")
+    build(path, low_priority=False)
+    if not path.is_file():
+        print(f"no archive was written: {path.with_suffix('.failed').read_text().strip()}")
+        return 1
+    print(f"done: every local Spark session now maps {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

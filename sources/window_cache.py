@@ -20,6 +20,7 @@ import json
 import os
 import tempfile
 import time
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -164,10 +165,9 @@ def cached_windows(name: str, width, step, *, path=None, start: int | None = Non
     say = progress.phase if progress is not None else (lambda text: None)
     if cache and target.exists():
         say(f"reading the {format_duration(width_s)} windows of {name} from the cache")
-        try:
-            return _read(target)
-        except Exception:   # a damaged file: compute again (and overwrite it)
-            pass
+        stored = _read_or_say_why(target, say)
+        if stored is not None:
+            return stored
     from .datasets import load_dataset
     from .session import get_spark
     from .windows import window_updates
@@ -194,6 +194,21 @@ def cached_windows(name: str, width, step, *, path=None, start: int | None = Non
     if cache:
         _write(target, stored, material)
     return stored
+
+
+def _read_or_say_why(target: Path, say: Callable) -> StoredWindows | None:
+    """The cached windows in ``target``, or ``None`` after saying in one line (a warning, and
+    to the progress display) why the file could not be read and that it is recomputed on
+    Spark and overwritten: minutes nobody should have to wonder about."""
+    try:
+        return _read(target)
+    except Exception as err:   # a damaged or foreign file
+        reason = " ".join(f"{type(err).__name__}: {err}".split())[:200]
+        text = (f"ddlab: the cached windows {target} could not be read ({reason}); computing "
+                f"them again on Spark and overwriting the file")
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+        say(text)
+        return None
 
 
 def _write(target: Path, stored: StoredWindows, material: dict) -> None:

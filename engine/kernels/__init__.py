@@ -43,7 +43,7 @@ from ..work import KERNEL_CALLS
 background: bool = os.environ.get("DDLAB_KERNELS", "1").strip().lower() != "sync"
 
 _state = {"checked": False, "available": False, "reason": None, "warned": False,
-          "ready": False, "compiling": None, "next_poll": 0.0, "failed": False,
+          "ready": False, "compiling": None, "next_poll": 0.0, "failed": False, "failure": None,
           "load_seconds": None}
 #: Seconds between two checks of a background compilation (``active`` runs per operator).
 _POLL_SECONDS = 0.25
@@ -69,15 +69,32 @@ def active() -> bool:
     """Whether an operator should take its kernel path now: on (``tuning.KERNELS`` and
     ``tuning.FAST_PATHS``), numba usable, and the kernels loaded (loading them from a warm
     cache here, or starting their compilation in the background when the cache is cold and
-    answering ``False`` until it is done)."""
+    answering ``False`` until it is done).
+
+    Never raises: the kernels are an optimisation.  Anything going wrong on the way (numba
+    not importing, a numba release without what this module reads, a kernel failing to
+    compile) is said once, in one warning, and the engine stays on its numpy path for the
+    rest of the process without trying again."""
     if not (tuning.KERNELS and tuning.FAST_PATHS):
         return False
     if _state["ready"]:
         return True
-    if not available():
-        _warn_once(f"numba is not usable ({_state['reason']})")
-        return False
     if _state["failed"]:
+        return False
+    try:
+        return _load()
+    except Exception as err:   # e.g. AttributeError from a numba change, a compile error
+        _fail(f"the compiled kernels failed to load ({type(err).__name__}: "
+              f"{str(err).splitlines()[0] if str(err) else ''})",
+              "Please report it with the numba version")
+        return False
+
+
+def _load() -> bool:
+    """The body of :func:`active` past its quick answers (which catches what this raises)."""
+    if not available():
+        _warn_once(f"numba is not usable ({_state['reason']})",
+                   "pip install numba to compile the per-key kernels")
         return False
     proc = _state["compiling"]
     if proc is not None:
@@ -89,9 +106,8 @@ def active() -> bool:
             return False
         _state["compiling"] = None
         if proc.returncode != 0:
-            _state["failed"] = True
-            _warn_once(f"compiling the kernels failed (exit {proc.returncode}; details in "
-                       f"{_log_path()})")
+            _fail(f"compiling the kernels failed (exit {proc.returncode}; details in "
+                  f"{_log_path()})", "The log says why")
             return False
     elif background and not cache_is_warm():
         _start_background()
@@ -100,12 +116,17 @@ def active() -> bool:
     return True
 
 
-def _warn_once(why: str) -> None:
+def _fail(why: str, fix: str) -> None:
+    """Give up on the kernels for this process: say why once; the numpy path from now on."""
+    _state["failed"], _state["failure"], _state["compiling"] = True, why, None
+    _warn_once(why, fix)
+
+
+def _warn_once(why: str, fix: str) -> None:
     if not _state["warned"]:
         _state["warned"] = True
         warnings.warn(f"ddlab: {why}; the engine runs on its numpy path (correct, slower per "
-                      f"small change). pip install numba to compile the per-key kernels.",
-                      RuntimeWarning, stacklevel=4)
+                      f"small change). {fix}.", RuntimeWarning, stacklevel=4)
 
 
 @contextmanager
@@ -142,6 +163,7 @@ def cache_dir() -> Path | None:
         return None
     from .histories import scan
 
+    # numba keeps it private; a numba without it fails here, and active() falls back
     return Path(scan._cache._cache_path)
 
 
@@ -199,8 +221,7 @@ def _start_background() -> None:
             stdout=log, stderr=log, preexec_fn=_lower_priority if os.name == "posix" else None)
         _state["next_poll"] = monotonic() + _POLL_SECONDS
     except OSError as err:
-        _state["failed"] = True
-        _warn_once(f"could not start compiling the kernels ({err})")
+        _fail(f"could not start compiling the kernels ({err})", "The error says why")
     finally:
         if log is not subprocess.DEVNULL:
             log.close()
@@ -224,7 +245,7 @@ def status() -> str:
     if _state["compiling"] is not None:
         return "compiled kernels: compiling in the background; numpy path until then"
     if _state["failed"]:
-        return f"compiled kernels: compilation failed (see {_log_path()}); numpy path"
+        return f"compiled kernels: {_state['failure']}; numpy path"
     return "compiled kernels: not loaded yet (on first use)"
 
 

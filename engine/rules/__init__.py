@@ -29,10 +29,11 @@ Soufflé: no body aggregates (``c = count : {...}``), no functors, no components
 Modules: :mod:`.grammar` (lark), :mod:`.parse`, :mod:`.ast`, :mod:`.analyze` (checks,
 strata), :mod:`.compile` (operators), :mod:`.program` (the entry point), :mod:`.errors`.
 """
-from .errors import (AggregateError, ArityError, RulesError, RulesSyntaxError, RulesTypeError,
-                     UnknownRelationError, UnsafeRuleError, UnstratifiableError)
+from .errors import (AggregateError, ArityError, RulesError, RulesRuntimeTypeError,
+                     RulesSyntaxError, RulesTypeError, UnknownRelationError, UnsafeRuleError,
+                     UnstratifiableError)
 from .program import ON_LIMIT, RulesProgram, check, rules
 
 __all__ = ["rules", "check", "RulesProgram", "ON_LIMIT", "RulesError", "RulesSyntaxError",
            "UnknownRelationError", "ArityError", "UnsafeRuleError", "UnstratifiableError",
-           "AggregateError", "RulesTypeError"]
+           "AggregateError", "RulesTypeError", "RulesRuntimeTypeError"]

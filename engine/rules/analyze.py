@@ -177,13 +177,12 @@ def analyze(program: Program, available: dict) -> Analysis:
                                                or rels[atom.relation].is_input
                                                or rels[atom.relation].declared):
                 _unknown(atom, rels, text, available)
+    # -- strata (first: a count or sum inside recursion is the more basic problem) --------
+    strata = _stratify(rels, text)
     for rel in rels.values():
         _check_aggregates(rel, text)
         _fill_columns(rel)
     _check_types(program, rels, text)
-
-    # -- strata --------------------------------------------------------------------------
-    strata = _stratify(rels, text)
 
     # -- outputs -------------------------------------------------------------------------
     outputs: list[str] = []
@@ -365,13 +364,16 @@ def _check_aggregates(rel: Relation, text: str) -> None:
     if agg.func in ("count", "sum"):
         others = [r for r in rel.rules if r is not first] + list(rel.facts)
         if others or rel.is_input:
-            at = others[0].pos if others else first.pos
+            other = others[0] if others else None
+            also = ("is also an .input" if other is None else
+                    f"also has the {'fact' if not other.body else 'rule'} at line "
+                    f"{other.pos.line}")
             raise AggregateError(
-                f"{rel.name} is a {agg.func} and must be defined by exactly one rule (it also "
-                f"has {'an .input' if rel.is_input and not others else 'the rule or fact at line '}"
-                f"{'' if rel.is_input and not others else others[0].pos.line})",
-                text, at, f"give the other rules' results their own relation and {agg.func} "
-                "over the union in one rule")
+                f"{rel.name} is a {agg.func} (the rule at line {first.pos.line}) and must be "
+                f"defined by that rule alone, but it {also}",
+                text, other.pos if other is not None else first.pos,
+                f"give the other rules' results their own relation and {agg.func} over the "
+                "union in one rule")
     rel.aggregate = (pos, agg.func)
 
 

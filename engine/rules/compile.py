@@ -19,8 +19,10 @@ from __future__ import annotations
 import numpy as np
 
 from ddlab.engine import Collection, DataflowError
+from ddlab.engine.loops import Loop
 
 from .analyze import Analysis, Relation
+from .errors import RulesRuntimeTypeError
 from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Negation, Negative, Rule, Var,
                   Wildcard, variables)
 
@@ -45,26 +47,71 @@ def evaluate_columns(expr, columns: dict, n: int):
     if isinstance(expr, BinOp):
         a, ok_a = evaluate_columns(expr.left, columns, n)
         b, ok_b = evaluate_columns(expr.right, columns, n)
-        ok = _and(ok_a, ok_b)
-        op = expr.op
-        if op == "+":
-            return a + b, ok
-        if op == "-":
-            return a - b, ok
-        if op == "*":
-            return a * b, ok
-        zero = b == 0
-        ok = _and(ok, ~zero) if np.any(zero) else ok
-        safe = np.where(zero, 1, b)
-        integral = a.dtype.kind in "iu" and safe.dtype.kind in "iu"
-        if op == "/":
-            if not integral:
-                return a / safe, ok
-            q = a // safe                       # C semantics (Soufflé): truncate toward zero
-            return np.where((q < 0) & (q * safe != a), q + 1, q), ok
-        if op == "%":
-            return (np.fmod(a, safe) if integral else np.fmod(a, safe)), ok
+        try:
+            return _arithmetic(expr.op, a, b, _and(ok_a, ok_b))
+        except TypeError as err:     # e.g. a symbol plus a number
+            raise _Mismatch(expr, a, b) from err
     raise DataflowError(f"cannot evaluate {expr}")  # pragma: no cover - the grammar has no other
+
+
+def _arithmetic(op: str, a, b, ok):
+    """``a op b`` on columns, with C semantics for integers; ``(values, ok)``.  Symbols
+    (object columns) take no arithmetic: numpy would repeat or join strings."""
+    if a.dtype.kind == "O" or b.dtype.kind == "O":
+        raise TypeError(f"{op} of a symbol")
+    if op == "+":
+        return a + b, ok
+    if op == "-":
+        return a - b, ok
+    if op == "*":
+        return a * b, ok
+    zero = b == 0
+    ok = _and(ok, ~zero) if np.any(zero) else ok
+    safe = np.where(zero, 1, b)
+    integral = a.dtype.kind in "iu" and safe.dtype.kind in "iu"
+    if op == "/":
+        if not integral:
+            return a / safe, ok
+        q = a // safe                       # C semantics (Soufflé): truncate toward zero
+        return np.where((q < 0) & (q * safe != a), q + 1, q), ok
+    # "%": C's remainder for integers and floats alike (the sign of the dividend, as
+    # Soufflé's C++ computes it), so -7.0 % 2 is -1.0 as -7 % 2 is -1; np.mod's floored
+    # remainder (Python's) would give 1.0 for the float and -1 for the int
+    return np.fmod(a, safe), ok
+
+
+class _Mismatch(TypeError):
+    """Values of types ``node`` (a comparison or an operator) cannot take together; the
+    compiler's wrapper (:meth:`Compiler._in_words`) turns it into a RulesRuntimeTypeError."""
+
+    def __init__(self, node, left, right):
+        super().__init__(str(node))
+        self.node, self.left, self.right = node, left, right
+
+    def message(self) -> str:
+        node = self.node
+        sides = [(node.left, _type_of(self.left)), (node.right, _type_of(self.right))]
+        what = "compares" if isinstance(node, Comparison) else f"applies {node.op} to"
+        described = ", ".join(f"{term} is a {kind}" + (f" ({example!r})" if not isinstance(
+            term, Const) and example is not None else "") for term, (kind, example) in sides)
+        return f"{node} {what} a {sides[0][1][0]} and a {sides[1][1][0]}: {described}"
+
+
+def _type_of(values) -> tuple:
+    """``(type name in the rules' words, an example value)`` of a column."""
+    arr = np.asarray(values)
+    example = arr.flat[0].item() if arr.size and hasattr(arr.flat[0], "item") else \
+        (arr.flat[0] if arr.size else None)
+    kind = arr.dtype.kind
+    if kind in "iu":
+        return "number", example
+    if kind == "f":
+        return "float", example
+    if kind == "b":
+        return "boolean", example
+    names = {str: "symbol", int: "number", float: "float", bool: "boolean"}
+    seen = sorted({names.get(type(v), type(v).__name__) for v in arr.flat[:1000]})
+    return (seen[0] if len(seen) == 1 else " or ".join(seen) or "value"), example
 
 
 def _and(a, b):
@@ -91,7 +138,9 @@ class Compiler:
 
     ``relations`` maps every relation to its collection outside loops; ``rule_ops`` maps a
     rule's index to the ids of the operators built for it; ``relation_ops`` a relation to the
-    ids of the operators that assemble it; ``plans`` a rule's index to its steps in words.
+    ids of the operators that assemble it; ``plans`` a rule's index to its steps in words;
+    ``bindings`` a count/sum rule's index to ``(operator id, variables)`` of its distinct body
+    bindings (what its proofs show as the group's facts).
     """
 
     def __init__(self, analysis: Analysis, inputs: dict, flow, prefix: str = "",
@@ -104,6 +153,7 @@ class Compiler:
         self.relation_ops: dict[str, list] = {}
         self.relation_results: dict[str, list] = {}
         self.plans: dict[int, list] = {}
+        self.bindings: dict[int, tuple] = {}
         self.loops: list[str] = []
         self._paths: dict = {}
         self._empty = None
@@ -125,6 +175,26 @@ class Compiler:
         elif owner is not None:
             self.rule_ops.setdefault(owner, []).append(coll.id)
         return coll
+
+    def _in_words(self, fn):
+        """``fn`` (a column function of the rule being built) raising a type mismatch as a
+        :class:`RulesRuntimeTypeError` at the place in the program, with the two types; the
+        engine names it ``rule rN (line L)`` in the OperatorError around it."""
+        rule = self.analysis.program.rules[self._owner - 1]
+        text = self.analysis.program.text
+        hint = ("symbols compare and combine with symbols, numbers with numbers: check which "
+                "field of the input holds what")
+
+        def in_words(*cols):
+            try:
+                return fn(*cols)
+            except _Mismatch as err:
+                raise RulesRuntimeTypeError(err.message(), text, err.node.pos, hint) from None
+            except TypeError as err:
+                raise RulesRuntimeTypeError(f"r{rule.index} met values it cannot take: {err}",
+                                            text, rule.pos, hint) from err
+        in_words.__qualname__ = f"rule r{rule.index} (line {rule.pos.line})"
+        return in_words
 
     # -- sources -------------------------------------------------------------------------
     def empty(self) -> Collection:
@@ -230,7 +300,8 @@ class Compiler:
             parts = self._source(rel) + outs
             seeds[name] = self._assemble(rel, parts, False) if parts else self.empty()
         self._owner = None
-        loop = self.flow.loop(stratum.name, max_iterations=self.limit)
+        loop = Loop(self.flow, self.flow.root, stratum.name, self.limit,
+                    hint=self._divergence_hint(stratum))
         self.loops.append(loop.scope.path)
         variables_ = {n: loop.variable(seeds[n]) for n in stratum.relations}
         inside = dict(self.relations)
@@ -246,6 +317,22 @@ class Compiler:
             variables_[name].set(result)
             self.relations[name] = loop.leave(result)
         self._owner = None
+
+    def _divergence_hint(self, stratum) -> str:
+        """What the non-convergence error of the stratum's loop says, in the program's words:
+        the recursive relations, their recursive rules with line numbers, and the options."""
+        rels = self.analysis.relations
+        members = set(stratum.relations)
+        recursive = [r for name in stratum.relations for r in rels[name].rules
+                     if r not in self._base_rules(rels[name], members)]
+        which = (f"relation {stratum.relations[0]}" if len(stratum.relations) == 1 else
+                 f"relations {', '.join(stratum.relations)}")
+        rules = "; ".join(f"r{r.index} (line {r.pos.line}): {r}" for r in recursive)
+        return (f"The recursive {which} still derived new facts after that many rounds of "
+                f"{rules} If they can derive facts without end (y = x + 1 around a cycle), "
+                f"bound them, e.g. with a comparison in the rule; else allow more rounds with "
+                f"rules(..., limit=N) (a %%dd rules cell: --limit N), or keep what N rounds "
+                f'derive with on_limit="partial" (--partial).')
 
     def _unrolled(self, stratum) -> None:
         """``limit`` rounds of the stratum's rules without a loop: what a loop would hold
@@ -424,10 +511,13 @@ class Compiler:
             n = len(cols[0])
             left, ok_l = evaluate_columns(lit.left, env, n)
             right, ok_r = evaluate_columns(lit.right, env, n)
-            mask = np.asarray(cmp(left, right), dtype=bool)
+            try:
+                mask = np.asarray(cmp(left, right), dtype=bool)
+            except TypeError as err:     # e.g. a symbol compared with a number
+                raise _Mismatch(lit, left, right) from err
             ok = _and(ok_l, ok_r)
             return mask if ok is None else mask & ok
-        return _Bindings(self._made(b.coll.filter_columns(keep, name=self._name(
+        return _Bindings(self._made(b.coll.filter_columns(self._in_words(keep), name=self._name(
             f"where {lit}"))), b.vars)
 
     def _assign(self, b: _Bindings, var: str, expr) -> _Bindings:
@@ -437,7 +527,8 @@ class Compiler:
         def add(*cols):
             value, _ = evaluate_columns(expr, dict(zip(names, cols)), len(cols[0]))
             return tuple(cols) + (value,)
-        return _Bindings(self._made(coll.map_columns(add, name=self._name(f"let {var} = {expr}"))),
+        return _Bindings(self._made(coll.map_columns(self._in_words(add),
+                                                     name=self._name(f"let {var} = {expr}"))),
                          names + [var])
 
     def _defined(self, b: _Bindings, exprs, what) -> Collection:
@@ -454,7 +545,7 @@ class Compiler:
                 if ok is not None:
                     mask &= ok
             return mask
-        return self._made(b.coll.filter_columns(keep, name=self._name(what)))
+        return self._made(b.coll.filter_columns(self._in_words(keep), name=self._name(what)))
 
     def _antijoin(self, b: _Bindings, atom: Atom, env, plan) -> _Bindings:
         key = [v for v in _vars_of(atom)]
@@ -493,7 +584,7 @@ class Compiler:
         def make(*cols):
             env, n = dict(zip(names, cols)), len(cols[0])
             return tuple(evaluate_columns(e, env, n)[0] for e in exprs)
-        return self._made(coll.map_columns(make, name=self._name("head")))
+        return self._made(coll.map_columns(self._in_words(make), name=self._name("head")))
 
     def _count_sum(self, rule, rel, b: _Bindings, plan) -> Collection:
         """``count``/``sum`` over the rule's distinct bindings, grouped by the other head
@@ -501,6 +592,7 @@ class Compiler:
         pos, agg = rule.aggregate
         plan.append(f"{agg.func} over distinct bindings of {', '.join(b.vars)}")
         distinct = self._made(b.coll.distinct(name=self._name("distinct bindings")))
+        self.bindings[rule.index] = (distinct.id, list(b.vars))
         b = _Bindings(distinct, b.vars)
         group = [a for j, a in enumerate(rule.head.args) if j != pos]
         exprs = group + ([agg.arg] if agg.func == "sum" else [])
@@ -516,7 +608,7 @@ class Compiler:
             if agg.func == "count":
                 return out
             return out
-        keyed = self._made(coll.map_columns(make, name=self._name("group")))
+        keyed = self._made(coll.map_columns(self._in_words(make), name=self._name("group")))
         nkey = max(len(group), 1)
         reduced = self._made(getattr(keyed, agg.func)(key_columns=nkey,
                                                       name=self._name(agg.func)))

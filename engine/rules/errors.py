@@ -3,8 +3,10 @@ caret under the place), and what to do.
 
 Why a class per kind: tests and tools can tell them apart (``except UnstratifiableError``),
 and the notebook shows the whole message (``str(err)``), which is written for a person.
-None of them is raised once a program is built: they all come before any operator exists,
-so a failing cell declares nothing.
+All but one are raised before any operator exists, so a failing cell declares nothing; the one
+raised while the flow runs (:class:`RulesRuntimeTypeError`: values of a type a comparison or
+an operator cannot take) reaches the person inside the engine's ``OperatorError``, the epoch
+rolled back.
 """
 from __future__ import annotations
 
@@ -76,6 +78,15 @@ class RulesTypeError(RulesError):
 
     kind = "type mismatch"
     code = "type_mismatch"
+
+
+class RulesRuntimeTypeError(RulesError):
+    """While the flow ran, a comparison or an arithmetic operator met values it cannot take
+    together (a symbol compared with a number): the message names the rule's line and column,
+    the expression and the two types."""
+
+    kind = "type mismatch at run time"
+    code = "runtime_type_mismatch"
 
 
 def render(message: str, text: str | None, pos: Pos | None, hint: str | None) -> str:

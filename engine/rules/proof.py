@@ -6,14 +6,18 @@ that assemble a relation give the facts, the operator that produces a rule's hea
 rule.  The engine explains a fact of a loop at the first iteration at which it appears, and
 each fact it used at that fact's own first iteration, so the tree has minimal height: a fact
 first derived in round *k* of a naive evaluation (input facts: round 0) has a proof of height
-*k*, which no shorter proof exists for.  Negated atoms hold by absence and are not shown; an
-aggregate's head is explained by the group's facts the engine keeps (its whole group, or the
-winner of a ``min``/``max``).
+*k*, which no shorter proof exists for.  Negated atoms hold by absence and are not shown; a
+``min``/``max`` fact is explained by its winner's derivation; a ``count``/``sum`` fact by the
+rule with its whole group as children: the facts its body matched in every binding the
+aggregate counted (each derived one with a proof of its own).
 """
 from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
+
+from .ast import Atom, Const, Var, Wildcard
+from .errors import ArityError
 
 __all__ = ["Proof", "ProofNode", "prove"]
 
@@ -99,52 +103,130 @@ class Proof:
 
 def prove(program, relation: str, fact, *, verify: bool = True) -> Proof:
     """The proof tree of ``fact`` in ``relation`` of a compiled rules ``program``."""
-    fact = tuple(fact) if isinstance(fact, (tuple, list)) else (fact,)
-    compiler = program._compiler
-    collection = program.relation(relation)
-    rules = {r.index: r for r in program.rules}
-    rel_of = {op: name for name, ops in compiler.relation_results.items() for op in ops}
-    rule_of = {op: index for index, ops in compiler.rule_outputs.items() for op in ops}
-    inputs = {name for name, rel in program.analysis.relations.items() if rel.is_input}
-    names = {op: f"r{i}: {rules[i]}" for op, i in rule_of.items()}
-    ex = program.flow.why(collection, fact if len(fact) > 1 else fact[0], verify=verify,
-                          names=names)
-    if not ex.present:
-        return Proof(relation, fact, None, ex)
-    nodes = ex.nodes(keep=lambda op: op.id in rel_of or op.id in rule_of or op.kind == "input")
-    by_id = {n["id"]: n for n in nodes}
+    return _Prover(program).proof(relation, fact, verify)
 
-    def facts_below(node) -> list:
-        """The relation facts (or input records) a rule node's body matched."""
-        out = []
-        for c in node["children"]:
-            child = by_id[c]
-            if child["operator"] in rel_of or child["kind"] == "input":
-                out.append(child)
-            else:
-                out += facts_below(child)
-        return out
 
-    def build(node, relation_name) -> ProofNode:
+class _Prover:
+    """Proofs of one program, sharing the sub-proofs one call needs (an aggregate's group)."""
+
+    def __init__(self, program, roots: dict | None = None):
+        self.program = program
+        compiler = program._compiler
+        self.rules = {r.index: r for r in program.rules}
+        self.rel_of = {op: name for name, ops in compiler.relation_results.items()
+                       for op in ops}
+        self.rule_of = {op: index for index, ops in compiler.rule_outputs.items()
+                        for op in ops}
+        relations = program.analysis.relations
+        self.inputs = {name for name, rel in relations.items() if rel.is_input}
+        #: a count/sum rule's output operator -> (its bindings' operator id, their variables)
+        self.grouped = {op: compiler.bindings[i] for op, i in self.rule_of.items()
+                        if i in compiler.bindings}
+        self._roots: dict = {} if roots is None else roots   # (relation, fact) -> proof root
+
+    def proof(self, relation: str, fact, verify: bool) -> Proof:
+        program = self.program
+        fact = tuple(fact) if isinstance(fact, (tuple, list)) else (fact,)
+        collection = program.relation(relation)
+        rel = program.analysis.relations[relation]
+        if len(fact) != rel.arity:
+            raise ArityError(f"{relation}({', '.join(map(repr, fact))}) has {len(fact)} field"
+                             f"{'s' if len(fact) != 1 else ''} but {relation} has {rel.arity} "
+                             f"({', '.join(rel.columns)})")
+        names = {op: f"r{i}: {self.rules[i]}" for op, i in self.rule_of.items()}
+        ex = program.flow.why(collection, fact if len(fact) > 1 else fact[0], verify=verify,
+                              names=names)
+        ex.collection = relation
+        if not ex.present:
+            return Proof(relation, fact, None, ex)
+        shown = set(self.rel_of) | set(self.rule_of) | {b for b, _ in self.grouped.values()}
+        nodes = ex.nodes(keep=lambda op: op.id in shown or op.kind == "input")
+        self.by_id = {n["id"]: n for n in nodes}
+        root = self.by_id[0]
+        while root["operator"] not in self.rel_of and root["children"]:
+            root = self.by_id[root["children"][0]]
+        return Proof(relation, fact, self.build(root, relation, top=True), ex)
+
+    def build(self, node, relation_name, top=False) -> ProofNode:
+        by_id, rel_of, rule_of = self.by_id, self.rel_of, self.rule_of
         first = node["records"][0] if node["records"] else ()
         record = tuple(first) if isinstance(first, tuple) else (first,)
-        if relation_name in inputs or node["kind"] == "input":
+        if relation_name in self.inputs or node["kind"] == "input":
             return ProofNode(relation_name, record)
+        if node["operator"] in self.grouped:
+            # an aggregate's fact: its group, read at its own explanation (nested, this node
+            # may hold several groups)
+            if not top:
+                return self.sub_proof(relation_name, record)
+            return self.aggregate(node, relation_name, record)
         derivations = [by_id[c] for c in node["children"] if by_id[c]["operator"] in rule_of]
         if not derivations:   # a relation's node over another of its own (plumbing): go down
             below = [by_id[c] for c in node["children"] if by_id[c]["operator"] in rel_of]
             if below:
-                return build(below[0], relation_name)
+                return self.build(below[0], relation_name, top)
             return ProofNode(relation_name, record)
         rule_node = derivations[0]
-        rule = rules[rule_of[rule_node["operator"]]]
-        children = [build(f, rel_of.get(f["operator"], relation_name)) for f in
-                    facts_below(rule_node)]
-        order = [getattr(a, "relation", None) for a in rule.body]   # the body's order
-        children.sort(key=lambda c: order.index(c.relation) if c.relation in order else len(order))
-        return ProofNode(relation_name, record, rule, children)
+        rule = self.rules[rule_of[rule_node["operator"]]]
+        children = [self.build(f, rel_of.get(f["operator"], relation_name)) for f in
+                    self.facts_below(rule_node)]
+        return ProofNode(relation_name, record, rule, _in_body_order(rule, children))
 
-    root = by_id[0]
-    while root["operator"] not in rel_of and root["children"]:
-        root = by_id[root["children"][0]]
-    return Proof(relation, fact, build(root, relation), ex)
+    def facts_below(self, node) -> list:
+        """The relation facts (or input records) a rule node's body matched."""
+        out = []
+        for c in node["children"]:
+            child = self.by_id[c]
+            if child["operator"] in self.rel_of or child["kind"] == "input":
+                out.append(child)
+            else:
+                out += self.facts_below(child)
+        return out
+
+    def aggregate(self, node, relation_name, record) -> ProofNode:
+        """A count/sum fact: its rule, with the facts of its group's body bindings as
+        children (each derived one with its own proof)."""
+        rule = self.rules[self.rule_of[node["operator"]]]
+        bindings_op, variables = self.grouped[node["operator"]]
+        bindings = [n for n in self.by_id.values() if n["operator"] == bindings_op]
+        facts: dict = {}
+        for n in bindings:
+            for values in n["records"]:
+                env = dict(zip(variables, values if isinstance(values, tuple) else (values,)))
+                for atom in rule.body:
+                    if isinstance(atom, Atom):
+                        found = self.instance(atom, env)
+                        facts.setdefault((atom.relation, found), None)
+        children = [ProofNode(rel, fact) if rel in self.inputs else self.sub_proof(rel, fact)
+                    for rel, fact in sorted(facts, key=repr)]
+        return ProofNode(relation_name, record, rule, _in_body_order(rule, children))
+
+    def instance(self, atom, env) -> tuple:
+        """The fact ``atom`` matched under ``env``; a ``_`` is filled from the explanation's
+        facts of that relation (the engine read the whole group, so one matches)."""
+        values = [env[a.name] if isinstance(a, Var) else a.value if isinstance(a, Const)
+                  else None for a in atom.args]
+        if all(not isinstance(a, Wildcard) for a in atom.args):
+            return tuple(values)
+        for n in self.by_id.values():
+            if self.rel_of.get(n["operator"]) != atom.relation:
+                continue
+            for rec in sorted(n["records"], key=repr):
+                rec = rec if isinstance(rec, tuple) else (rec,)
+                if all(isinstance(a, Wildcard) or v == x
+                       for a, v, x in zip(atom.args, values, rec)):
+                    return rec
+        raise LookupError(f"no fact of {atom.relation} matching {atom} in the explanation")
+
+    def sub_proof(self, relation, fact) -> ProofNode:
+        key = (relation, fact)
+        if key not in self._roots:
+            proof = _Prover(self.program, self._roots).proof(relation, fact, verify=False)
+            self._roots[key] = proof.root
+        return self._roots[key]
+
+
+def _in_body_order(rule, children: list) -> list:
+    """Children by their relation's first place in the rule's body (stable otherwise)."""
+    order = [getattr(a, "relation", None) for a in rule.body]
+    return sorted(children, key=lambda c: order.index(c.relation) if c.relation in order
+                  else len(order))

@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..errors import DataflowError
+from ..errors import DataflowError, InputError
 from ..lattice import display_time
-from . import lineage
+from . import lineage, reading
 from .history import Budget, Histories, as_record, record_pattern, user_form
 from .replay import Replay
 
@@ -203,6 +203,27 @@ class Explanation:
         return "\n".join(out)
 
 
+def user_name(collection) -> str:
+    """How the person who built ``collection`` calls it: the name it was given (an input, a
+    named operator, a rules relation), else ``the result of loop 'root/cc'`` for a loop's
+    output, else its label (``map#5``)."""
+    op = collection.op
+    if op.kind == "leave":
+        return f"the result of loop {op.inputs[0].scope.path!r}"
+    if op.name and op.name != op.kind:
+        return op.name
+    return op.label
+
+
+def _fields(collection) -> list | None:
+    """The field names of ``collection`` (``c0``, ``c1``... when unnamed), or ``None`` when
+    the graph does not tell its arity without running anything."""
+    if collection.columns:
+        return list(collection.columns)
+    kinds = reading.kinds_of(collection.op)
+    return None if kinds is None else [f"c{j}" for j in range(len(kinds))]
+
+
 def _when(t) -> str:
     """``iteration 3``, ``priority 0, iteration 2``; nested loops separated by ``;``."""
     return "; ".join(f"priority {c[0]}, iteration {c[1]}" if isinstance(c, tuple) else
@@ -252,9 +273,14 @@ def explain(flow, collection, record, *, verify: bool = True, budget: int | None
     if flow.epoch == 0:
         raise DataflowError("no epoch has completed yet: step() first")
     rec = as_record(record)
+    label = user_name(collection)
+    fields = _fields(collection)
+    if fields is not None and len(rec) != len(fields):
+        raise InputError(f"why: the record {record!r} has {len(rec)} field"
+                         f"{'s' if len(rec) != 1 else ''}, where {label} has {len(fields)} "
+                         f"({', '.join(fields)})")
     hist = Histories(flow, budget=None)      # whether it is there at all: read what it takes
     mult = hist.content(op, record_pattern([rec]), ())[rec]
-    label = getattr(collection, "label", op.label)
     result = Explanation(label, record, flow.epoch - 1, bool(mult), int(mult),
                          names=dict(names or {}))
     if not mult:

@@ -17,8 +17,8 @@ consolidated dicts ``{(record, inner time): diff}``; times are inner (epoch drop
 """
 from __future__ import annotations
 
+import weakref
 from collections import Counter
-from functools import lru_cache
 from itertools import product
 
 import numpy as np
@@ -43,16 +43,24 @@ def key_pattern(keys, width: int) -> frozenset:
 
 
 def matches(record, pattern) -> bool:
-    """Whether ``record`` matches ``pattern`` (one of its conjunctions)."""
+    """Whether ``record`` matches ``pattern`` (one of its conjunctions); a one-off test
+    (:meth:`Histories.matches` keeps each pattern's test for the explanation's length)."""
     if pattern is None:
         return True
     return matcher(pattern)(record)
 
 
-@lru_cache(maxsize=4096)
 def matcher(pattern):
     """A fast test for one pattern: a set lookup when every conjunction fixes the same
-    fields (key and record patterns: one per neighbour, hundreds of them), else a scan."""
+    fields (key and record patterns: one per neighbour, hundreds of them), else a scan.
+    Not cached here: a test holds the pattern's decoded values, so it is kept by the flow's
+    epoch store (:class:`_EpochStore`), and goes with it."""
+    if len(pattern) == 1:
+        (conj,) = pattern
+        fields = tuple(j for j, _ in conj)
+        if fields == tuple(range(len(fields))):    # a prefix: a record, or a key
+            values, width = tuple(v for _, v in conj), len(fields)
+            return lambda record: record[:width] == values
     columns = {tuple(j for j, _ in conj) for conj in pattern}
     if len(columns) == 1:
         (cols,) = columns
@@ -60,6 +68,12 @@ def matcher(pattern):
             return lambda record: True
         values = {tuple(v for _, v in conj) for conj in pattern}
         top = max(cols)
+        if cols == tuple(range(len(cols))):         # a prefix: keys, records
+            width = len(cols)
+            return lambda record: record[:width] in values
+        if len(cols) == 1:                           # one field: a neighbour list
+            singles = {v for (v,) in values}
+            return lambda record: len(record) > top and record[top] in singles
         return lambda record: len(record) > top and tuple(record[j] for j in cols) in values
     conjs = list(pattern)
     return lambda record: any(all(j < len(record) and record[j] == v for j, v in conj)
@@ -76,6 +90,13 @@ def as_record(value) -> tuple:
 
 
 def leq(s, t) -> bool:
+    """The product order (every coordinate ``<=``); loops nest one or two deep, so those
+    are spelled out (an explanation compares times tens of thousands of times)."""
+    n = len(s)
+    if n == 1:
+        return s[0] <= t[0]
+    if n == 2:
+        return s[0] <= t[0] and s[1] <= t[1]
     return all(a <= b for a, b in zip(s, t))
 
 
@@ -85,10 +106,11 @@ def lub(s, t) -> tuple:
 
 def accumulate(updates: dict, t) -> Counter:
     """``{record: multiplicity}`` at inner time ``t`` (nonzero only)."""
-    out = Counter()
+    out: dict = {}
+    get = out.get
     for (rec, time), d in updates.items():
         if leq(time, t):
-            out[rec] += d
+            out[rec] = get(rec, 0) + d
     return Counter({r: m for r, m in out.items() if m})
 
 
@@ -132,15 +154,68 @@ def normalized(updates: dict, t):
     return best
 
 
+#: Rows the explanations of one epoch may keep between them (what they read, decoded,
+#: about 200 bytes a row); past it the next explanation starts with an empty store.
+#: Measured on the long-path benchmark (``python -m benchmarks why --dataset
+#: long-paths-20k``, 60 connected-component labels): without a store the median was 334 ms;
+#: with 300,000 rows 118 ms (RSS +57 MB); with 1,000,000 rows 98 ms and the same RSS (the
+#: epoch's reads fit); strongly connected components, whose explanations read 60,000 rows
+#: each: 1,263 ms at 300,000 (RSS +250 MB) and 683 ms at 1,000,000 (+330 MB).
+STORE_ROWS = 300_000
+
+
+class _EpochStore:
+    """What the explanations of one flow read during one epoch, shared by them: restricted
+    histories, each key's rows, the preimages of maps.  All of it is a function
+    of the flow's state, which only a step changes, so a later explanation of the same epoch
+    reads nothing twice (the why panel and ``%dd why`` ask several in a row).  It holds
+    records and numbers, never an operator (the flow must stay collectable: the store is
+    only weakly keyed by it)."""
+
+    def __init__(self, epoch: int):
+        self.epoch, self.rows = epoch, 0
+        self.memo: dict = {}          # (op id, pattern) -> updates; ("estimate", ...) -> n
+        self.keys: dict = {}          # id(trace) -> {key: {record: {time: diff}}}
+        self.matchers: dict = {}      # pattern -> its test
+        self.preimages: dict = {}     # map op id -> {output record: {input record: count}}
+        self.firsts: dict = {}        # (op id, record, time, sign) -> first_time there
+
+    def kept(self, n: int) -> None:
+        """Count ``n`` more rows kept."""
+        self.rows += n
+
+    def trim(self) -> None:
+        """Start again empty when the store holds more than :data:`STORE_ROWS` rows."""
+        if self.rows > STORE_ROWS:
+            self.__init__(self.epoch)
+
+
+#: flow -> its epoch's store (dropped with the flow, replaced at the first read after a step)
+_STORES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _store_of(flow) -> _EpochStore:
+    """The flow's store for its current epoch, emptied first if the explanations before
+    left more than :data:`STORE_ROWS` in it (never during one: it needs what it read)."""
+    store = _STORES.get(flow)
+    if store is None or store.epoch != flow.epoch:
+        store = _STORES[flow] = _EpochStore(flow.epoch)
+    store.trim()
+    return store
+
+
 class Histories:
-    """Restricted histories of one flow's operators, memoised for one explanation."""
+    """Restricted histories of one flow's operators, for one explanation (its budget counts
+    every history it uses once), read through the epoch's :class:`_EpochStore`."""
 
     def __init__(self, flow, budget: int | None = 2_000_000):
         self.flow = flow
         self.interner = flow.interner
         self.budget = budget
         self.rows_read = 0
-        self._memo: dict = {}
+        self._store = _store_of(flow)
+        self._used: set = set()       # the (op id, pattern) this explanation was charged for
+        self._arranged: dict | None = None   # op id -> arrangements of its collection
 
     # -- bookkeeping ---------------------------------------------------------------------
     def _charge(self, n: int) -> None:
@@ -154,30 +229,147 @@ class Histories:
         if pattern is not None and not pattern:
             return {}
         key = (op.id, pattern)
-        found = self._memo.get(key)
+        store = self._store
+        found = store.memo.get(key)
         if found is None:
-            found = self._compute(op, pattern)
+            trace = self._trace_for(op, pattern)
+            found = self._by_key(trace, pattern) if trace is not None else None
+            if found is None:      # (a key's rows are kept by key already: not twice)
+                found = self._compute(op, pattern, trace)
+                store.kept(len(found))
+                store.memo[key] = found
+        if key not in self._used:
+            self._used.add(key)
             self._charge(len(found))
-            self._memo[key] = found
         return found
+
+    def matcher(self, pattern):
+        """:func:`matcher` of ``pattern``, built once per epoch."""
+        matchers = self._store.matchers
+        test = matchers.get(pattern)
+        if test is None:
+            test = matchers[pattern] = matcher(pattern)
+        return test
+
+    def matches(self, record, pattern) -> bool:
+        """Whether ``record`` matches ``pattern`` (``None``: every record)."""
+        return pattern is None or self.matcher(pattern)(record)
 
     def estimate(self, op, conj) -> float:
         """How many rows reading ``op`` with one conjunction finds (memoised: a path's
         steps ask the same side with the same label again and again)."""
         key = ("estimate", op.id, conj)
-        found = self._memo.get(key)
+        found = self._store.memo.get(key)
         if found is None:
-            found = self._memo[key] = _estimate(op, conj, self)
+            found = self._store.memo[key] = _estimate(op, conj, self)
         return found
 
     def content(self, op, pattern, t) -> Counter:
         return accumulate(self.updates(op, pattern), t)
 
+    def first(self, op, record, t, sign: int):
+        """:func:`first_time` of ``record`` in ``op``'s history (memoised for the epoch: a
+        path's candidates are ranked again by the steps that choose among them)."""
+        key = (op.id, record, t, sign)
+        found = self._store.firsts.get(key)
+        if found is None:
+            ups = self.updates(op, record_pattern([record]))
+            found = self._store.firsts[key] = (first_time(ups, record, t, sign), len(ups))
+        else:                                 # charged to this explanation as if read
+            used = (op.id, record_pattern([record]))
+            if used not in self._used:
+                self._used.add(used)
+                self._charge(found[1])
+        return found[0]
+
+    def preimages(self, op) -> dict:
+        """For a ``map``, ``flat_map`` or ``map_columns``: ``{output record: {input record:
+        how many times it maps to it}}`` over every record its input holds at any time of
+        the epoch's state, computed once per epoch: a user function cannot be inverted, but
+        evaluating it over the whole input at every step of a path (a shortest path's
+        relaxation ``d + w`` at each of 150 iterations) costs that many passes."""
+        store = self._store
+        found = store.preimages.get(op.id)
+        if found is None:
+            xs = list(dict.fromkeys(rec for rec, _ in self.updates(op.inputs[0], None)))
+            if op.kind == "map":
+                images = [[as_record(op.fn(user_form(x)))] for x in xs]
+            elif op.kind == "flat_map":
+                images = [[as_record(y) for y in op.fn(user_form(x))] for x in xs]
+            else:
+                images = [[img] for img in map_columns_images(op.fn, xs)] if xs else []
+            found = {}
+            for x, imgs in zip(xs, images):
+                for y in imgs:
+                    into = found.setdefault(y, {})
+                    into[x] = into.get(x, 0) + 1
+            store.kept(len(xs))
+            store.preimages[op.id] = found
+        return found
+
     # -- per operator kind -----------------------------------------------------------------
-    def _compute(self, op, pattern) -> dict:
+    def _by_key(self, trace, pattern) -> dict | None:
+        """The updates of ``trace`` matching ``pattern`` when every conjunction fixes the
+        trace's key, from the rows of each key, read once per epoch (an operator's record,
+        its group, its arrangement's twin read the same key again and again), or ``None`` for
+        a pattern that does not fix the key."""
+        if pattern is None or trace.kinds is None:
+            return None
+        arity = len(trace.kinds)
+        nkey = trace.nkey or arity
+        keys = []
+        for conj in pattern:
+            if len(conj) < nkey or any(j != c for (j, _), c in zip(conj, range(nkey))):
+                return None      # (conjunctions are sorted by field)
+            keys.append(tuple(v for _, v in conj[:nkey]))
+        keys = list(dict.fromkeys(keys))
+        cache = self._store.keys.setdefault(id(trace), {})
+        missing = [k for k in keys if k not in cache]
+        if missing:
+            for key, rows in reading.read_keys(trace, self.interner, missing).items():
+                cache[key] = _by_record(rows)
+                self._store.kept(len(rows))
+        if all(len(conj) == arity for conj in pattern):   # records: looked up by record
+            out = {}
+            for conj in pattern:
+                rec = tuple(v for _, v in conj)
+                for t, d in cache[rec[:nkey]].get(rec, {}).items():
+                    out[(rec, t)] = d
+            return out
+        test = self.matcher(pattern)
+        return {(rec, t): d for key in keys for rec, times in cache[key].items() if test(rec)
+                for t, d in times.items()}
+
+    def _arrangement_of(self, op, pattern):
+        """An arrangement of ``op``'s collection (same scope: the same updates at the same
+        times) whose key ``pattern`` fixes, or any one for every record (``None``): reading
+        its trace is a lookup where deriving ``op`` (a concat, a join's output) reads and
+        combines its inputs."""
+        if self._arranged is None:
+            self._arranged = {}
+            for o in self.flow.operators:
+                if o.kind == "arrange" and o.inputs[0].scope is o.scope:
+                    self._arranged.setdefault(o.inputs[0].id, []).append(o)
+        for arranged in self._arranged.get(op.id, ()):
+            nkey = arranged.nkey or None
+            if pattern is None or (nkey is not None and all(
+                    all(any(j == c for j, _ in conj) for c in range(nkey)) for conj in pattern)):
+                return arranged
+        return None
+
+    def _trace_for(self, op, pattern):
+        """The trace holding ``op``'s history: its own, or an arrangement's of its collection
+        (:meth:`_arrangement_of`); ``None`` when it is derived from its inputs."""
         trace = reading.trace_of(op)
+        if trace is None and op.kind not in ("input", "reduce"):
+            arranged = self._arrangement_of(op, pattern)
+            trace = reading.trace_of(arranged) if arranged is not None else None
+        return trace
+
+    def _compute(self, op, pattern, trace) -> dict:
         if trace is not None:
-            return _consolidate(reading.read(trace, self.interner, pattern))
+            test = None if pattern is None else self.matcher(pattern)
+            return _consolidate(reading.read(trace, self.interner, pattern, test))
         kind = op.kind
         handler = getattr(self, f"_{kind}", None)
         if handler is None:
@@ -217,28 +409,33 @@ class Histories:
         cols = op.columns
         return _consolidate((tuple(rec[j] for j in cols), t, d) for (rec, t), d in
                             self.updates(op.inputs[0], push_project(pattern, cols)).items()
-                            if matches(tuple(rec[j] for j in cols), pattern))
+                            if self.matches(tuple(rec[j] for j in cols), pattern))
 
-    def _map(self, op, pattern):
-        fn = op.fn
-        out = ((as_record(fn(user_form(rec))), t, d)
-               for (rec, t), d in self.updates(op.inputs[0], None).items())
-        return _consolidate((r, t, d) for r, t, d in out if matches(r, pattern))
-
-    def _flat_map(self, op, pattern):
-        fn = op.fn
-        out = ((as_record(x), t, d) for (rec, t), d in self.updates(op.inputs[0], None).items()
-               for x in fn(user_form(rec)))
-        return _consolidate((r, t, d) for r, t, d in out if matches(r, pattern))
-
-    def _map_columns(self, op, pattern):
-        ups = self.updates(op.inputs[0], None)
-        if not ups:
+    def _mapped(self, op, pattern):
+        """A ``map``, ``flat_map`` or ``map_columns``: the updates of the input records that
+        map into ``pattern`` (found through :meth:`preimages`), mapped."""
+        pre = self.preimages(op)
+        if not pre:
             return {}
-        items = list(ups.items())
-        images = map_columns_images(op.fn, [rec for (rec, _), _ in items])
-        return _consolidate((img, t, d) for img, ((_, t), d) in zip(images, items)
-                            if matches(img, pattern))
+        targets = None
+        if pattern is not None and len(pattern) == 1:
+            (conj,) = pattern
+            width = len(next(iter(pre)))
+            if len(conj) == width and all(j == c for (j, _), c in zip(conj, range(width))):
+                rec = tuple(v for _, v in conj)     # one record: a lookup
+                targets = [(rec, pre[rec])] if rec in pre else []
+        if targets is None:
+            targets = [(y, xs) for y, xs in pre.items() if self.matches(y, pattern)]
+        if not targets:
+            return {}
+        inputs = list(dict.fromkeys(x for _, xs in targets for x in xs))
+        by_input: dict = {}
+        for (x, t), d in self.updates(op.inputs[0], record_pattern(inputs)).items():
+            by_input.setdefault(x, []).append((t, d))
+        return _consolidate((y, t, d * n) for y, xs in targets for x, n in xs.items()
+                            for t, d in by_input.get(x, ()))
+
+    _map = _flat_map = _map_columns = _mapped
 
     def _enter(self, op, pattern):
         pad = (0,) * (op.scope.depth - op.inputs[0].scope.depth)
@@ -274,6 +471,15 @@ class Histories:
 
     def _loop(self, op, pattern):
         return {}
+
+
+def _by_record(rows) -> dict:
+    """``{record: {time: diff}}`` of ``[(record, time, diff)]``, consolidated."""
+    out: dict = {}
+    for rec, t, d in rows:
+        times = out.setdefault(rec, {})
+        times[t] = times.get(t, 0) + d
+    return {rec: {t: d for t, d in times.items() if d} for rec, times in out.items()}
 
 
 def _consolidate(triples) -> dict:

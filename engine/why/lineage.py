@@ -26,11 +26,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..operators.aggregates import DISTINCT, Extreme, SetOperation, TopK
-from .history import (INF, Histories, first_time, key_pattern, leq, lub, map_columns_images,
-                      matches, normalized, record_pattern, user_form, as_record)
+from .history import (INF, Histories, key_pattern, leq, lub, normalized, record_pattern)
 
 #: operators that pass each record through unchanged (same record, same time)
 PASS = {"arrange", "consolidate", "inspect", "choose", "filter", "filter_columns", "view"}
+#: operators presenting their input's whole collection unchanged (an enter pads the times
+#: with zeros): a demand on one is a demand on its input, and the trace looks through them
+#: (their steps would be plumbing nobody is shown, each costing a read)
+THROUGH = {"arrange", "consolidate", "inspect", "choose", "view", "enter"}
+
+
+def through(op, t: tuple):
+    """``(the operator whose collection op presents, t at its depth)``."""
+    while op.kind in THROUGH:
+        up = op.inputs[0]
+        if op.kind == "enter":
+            t = t[:up.scope.depth - 1]
+        op = up
+    return op, t
 
 
 @dataclass
@@ -73,6 +86,8 @@ class Tracer:
         stack = [(first, None)]
         while stack:
             demand, parent = stack.pop()
+            if parent is not None:     # the root stays what was asked about
+                demand = _looked_through(demand)
             key, children = self._visit(demand)
             if parent is None:
                 self.root_key = key
@@ -87,7 +102,7 @@ class Tracer:
         if demand[0] == "P":
             _, op, rec, t, sign = demand
             if len(t):
-                u = first_time(self.hist.updates(op, record_pattern([rec])), rec, t, sign)
+                u = self.hist.first(op, rec, t, sign)
                 if u is None:
                     raise LookupError(f"{op.label}: {rec!r} is not present at {t}")
             else:
@@ -114,15 +129,15 @@ class Tracer:
         return key, self._exact(step, op, pattern, u, content)
 
     # -- choosing among candidate derivations -------------------------------------------------
-    def _first(self, op, rec, t, sign):
-        return first_time(self.hist.updates(op, record_pattern([rec])), rec, t, sign)
-
     def _rank(self, op, rec, t, sign):
-        """Sort key of a candidate: earliest first, then one already in the explanation."""
-        u = self._first(op, rec, t, sign)
+        """Sort key of a candidate: earliest first (at ``op``'s depth), then one already in
+        the explanation."""
+        source, ts = through(op, t)
+        u = self.hist.first(source, rec, ts, sign)
         if u is None:
             return None
-        return (u, 0 if ("P", op.id, rec, u, sign) in self.steps else 1, repr(rec))
+        used = ("P", source.id, rec, u, sign) in self.steps
+        return (u + (0,) * (len(t) - len(ts)), 0 if used else 1, repr(rec))
 
     # -- present demands ------------------------------------------------------------------------
     def _present(self, step, op, rec, t, sign):
@@ -170,20 +185,13 @@ class Tracer:
             from .history import push_project
 
             cands = self.hist.content(up, push_project(record_pattern([rec]), op.columns), t)
-            images = {x: [tuple(x[j] for j in op.columns)] for x in cands}
+            counts = {x: 1 for x in cands if tuple(x[j] for j in op.columns) == rec}
         else:
-            cands = self.hist.content(up, None, t)
-            xs = list(cands)
-            if op.kind == "map":
-                images = {x: [as_record(op.fn(user_form(x)))] for x in xs}
-            elif op.kind == "flat_map":
-                images = {x: [as_record(y) for y in op.fn(user_form(x))] for x in xs}
-            else:
-                images = dict(zip(xs, ([img] for img in map_columns_images(op.fn, xs)))) \
-                    if xs else {}
+            counts = self.hist.preimages(op).get(rec, {})
+            cands = self.hist.content(up, record_pattern(counts), t) if counts else {}
         ranked = []
-        for x, imgs in images.items():
-            n = sum(1 for y in imgs if y == rec)
+        for x in cands:
+            n = counts.get(x, 0)
             if n and cands[x] * n * sign > 0:
                 r = self._rank(up, x, t, 1 if cands[x] > 0 else -1)
                 if r is not None:
@@ -214,10 +222,11 @@ class Tracer:
             by_key: dict = {}
             for r, m in right.items():
                 by_key.setdefault(r[:nkey], []).append((r, m))
+            test = self.hist.matcher(frozenset([conj])) if conj else None
             for lrec, lm in left.items():
                 for rrec, rm in by_key.get(lrec[:nkey], ()):
                     res = join_output(op, nkey, nleft, lrec, rrec)
-                    if matches(res, frozenset([conj]) if conj else None):
+                    if test is None or test(res):
                         out.append((lrec, lm, rrec, rm, res))
         return list(dict.fromkeys(out))
 
@@ -305,15 +314,10 @@ class Tracer:
             return [E(op.inputs[0], push_project(pattern, op.columns), t)]
         if kind in ("map", "flat_map", "map_columns"):
             up = op.inputs[0]
-            cands = list(self.hist.content(up, None, t))
-            if op.kind == "map":
-                hit = [x for x in cands if matches(as_record(op.fn(user_form(x))), pattern)]
-            elif op.kind == "flat_map":
-                hit = [x for x in cands if any(matches(as_record(y), pattern)
-                                               for y in op.fn(user_form(x)))]
-            else:
-                imgs = map_columns_images(op.fn, cands) if cands else []
-                hit = [x for x, y in zip(cands, imgs) if matches(y, pattern)]
+            xs = {x for y, into in self.hist.preimages(op).items()
+                  if self.hist.matches(y, pattern) for x in into}
+            hit = list(self.hist.content(up, record_pattern(sorted(xs, key=repr)), t)) \
+                if xs else []
             return [E(up, record_pattern(hit), t)] if hit else []
         if kind == "join":
             pairs = self._pairs(op, pattern, t)
@@ -330,4 +334,12 @@ class Tracer:
         raise LookupError(f"explanations do not know operator kind {kind!r}")
 
 
-__all__ = ["Tracer", "Step", "PASS", "leq"]
+def _looked_through(demand):
+    """A demand on an operator of :data:`THROUGH` as the demand on what it presents."""
+    if demand[1].kind not in THROUGH:
+        return demand
+    op, t = through(demand[1], demand[3])
+    return (demand[0], op, demand[2], t) + tuple(demand[4:])
+
+
+__all__ = ["Tracer", "Step", "PASS", "THROUGH", "through", "leq"]

@@ -67,10 +67,11 @@ def _decode_rows(rows, kinds, interner, depth_skip: int = 1):
     return list(zip(records, times, rows.diffs.tolist()))
 
 
-def read(trace, interner, conjunctions) -> list:
+def read(trace, interner, conjunctions, test=None) -> list:
     """The updates of ``trace`` matching any of ``conjunctions`` (each a tuple of
     ``(column, decoded value)`` pairs; ``None`` means all updates): ``[(record, inner time,
-    diff)]``.  A conjunction fixing every key field is a key lookup; one fixing another field
+    diff)]``; ``test(record)`` is the conjunctions' test when the caller keeps one.  A
+    conjunction fixing every key field is a key lookup; one fixing another field
     scans that field (:meth:`Trace.rows_where`); an empty one reads everything."""
     kinds = trace.kinds
     if kinds is None:
@@ -101,13 +102,39 @@ def read(trace, interner, conjunctions) -> list:
         out.extend(_decode_rows(trace.gather(wanted), kinds, interner))
     for j, codes in by_column.items():
         out.extend(_decode_rows(trace.rows_where(j, sorted(codes)), kinds, interner))
-    from .history import matcher
+    if test is None:
+        from .history import matcher
 
-    test = matcher(frozenset(conjunctions))
+        test = matcher(frozenset(conjunctions))
     matched = [u for u in out if test(u[0])]
     if by_key and by_column:  # a row found both ways counts once
         matched = list(dict.fromkeys(matched))
     return matched
+
+
+def read_keys(trace, interner, keys) -> dict:
+    """``{key: [(record, inner time, diff)]}`` for each key (a tuple of decoded values of the
+    trace's key fields) in one lookup; a key no record of the trace can hold reads empty."""
+    out = {key: [] for key in keys}
+    kinds = trace.kinds
+    if kinds is None or not out:
+        return out
+    nkey = trace.nkey or len(kinds)
+    wanted = []
+    for key in out:
+        codes = [encode_value(v, kinds[j], interner) for j, v in enumerate(key)]
+        if len(key) == nkey and None not in codes:
+            wanted.append(codes)
+    if not wanted:
+        return out
+    cols = [np.array([k[j] for k in wanted], dtype=np.float64 if kinds[j] == FLOAT else np.int64)
+            for j in range(nkey)]
+    codes = np.unique(key_code(cols, kinds[:nkey], nkey))
+    for update in _decode_rows(trace.gather(codes), kinds, interner):
+        rows = out.get(update[0][:nkey])
+        if rows is not None:
+            rows.append(update)
+    return out
 
 
 def kinds_of(op):
@@ -130,5 +157,5 @@ def kinds_of(op):
     return None
 
 
-__all__ = ["INF", "INT", "FLOAT", "BOOL", "OBJECT", "trace_of", "read", "encode_value",
-           "kinds_of"]
+__all__ = ["INF", "INT", "FLOAT", "BOOL", "OBJECT", "trace_of", "read", "read_keys",
+           "encode_value", "kinds_of"]

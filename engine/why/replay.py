@@ -86,7 +86,7 @@ class Replay:
             if kind == "loop" and id(op.inner) in needed:
                 inner = op.inner
                 loop = Loop(self.flow, scopes[id(inner.parent)], inner.name, inner.max_iterations,
-                            prioritized=inner.kind == PRIORITY)
+                            prioritized=inner.kind == PRIORITY, hint=getattr(inner, "hint", None))
                 scopes[id(inner)] = loop.scope
                 continue
             if op.id not in cone:

@@ -36,7 +36,8 @@ FAMILIES = ("declare", "rules", "stepping", "inspect", "explore", "why", "checkp
 def _discover(prefix: str = "dd ") -> dict:
     """``{word: command}`` for every ``@magic_arguments(name=prefix + WORD)`` function of this
     package's modules (``"dd "``: line commands; ``"%dd "``: cell commands), families in
-    :data:`FAMILIES` order, commands in source order."""
+    :data:`FAMILIES` order, commands in source order.  Two commands claiming one word are
+    refused (a ``RuntimeError`` naming both), not left to shadow one another."""
     names = [m.name for m in pkgutil.iter_modules(__path__)]
     names.sort(key=lambda n: (FAMILIES.index(n) if n in FAMILIES else len(FAMILIES), n))
     found = {}
@@ -46,7 +47,15 @@ def _discover(prefix: str = "dd ") -> dict:
                     if callable(f) and getattr(f, "__module__", None) == module.__name__
                     and getattr(getattr(f, "parser", None), "prog", "").startswith(prefix)]
         for command in sorted(commands, key=lambda f: f.__code__.co_firstlineno):
-            found[command.parser.prog[len(prefix):]] = command
+            word = command.parser.prog[len(prefix):]
+            if word in found:   # the later one would silently shadow the earlier
+                first = found[word]
+                raise RuntimeError(
+                    f"two commands claim %{prefix}{word}: "
+                    f"{first.__module__}.{first.__qualname__} and "
+                    f"{command.__module__}.{command.__qualname__}; give one of them another "
+                    f"@magic_arguments(name=...)")
+            found[word] = command
     return found
 
 

@@ -97,6 +97,26 @@ def test_loop_that_never_converges_names_loop_and_bound():
     assert labels.to_dict() == {(1, 1): 1, (2, 1): 1, (3, 1): 1, (4, 1): 1}
 
 
+def test_a_loop_that_never_converges_gives_its_builders_hint_instead_of_the_engines():
+    """``Loop(hint=...)``: what built the loop (a rules program) words the advice."""
+    from ddlab.engine.loops import Loop
+
+    flow = ddlab.Dataflow()
+    counter = flow.input("counter")
+    loop = Loop(flow, flow.root, "runaway", max_iterations=20,
+                hint="The relation n keeps growing: bound it, or give limit=N.")
+    n = loop.variable(counter)
+    loop.leave(n.set(n.map(lambda r: r + 1).concat(n).distinct())).view()
+    counter.insert([0])
+    with pytest.raises(NonConvergenceError) as info:
+        flow.step()
+    message = str(info.value)
+    assert message.startswith("loop 'root/runaway' did not converge within 20 iterations")
+    assert "The relation n keeps growing: bound it, or give limit=N." in message
+    assert "max_iterations" not in message and "pending updates" not in message
+    assert message.endswith("The epoch was rolled back.") and "\n" not in message
+
+
 def test_failure_inside_nested_loop_rolls_back():
     flow = ddlab.Dataflow()
     x = flow.input("x")

@@ -533,6 +533,55 @@ def test_without_numba_the_engine_warns_once_and_runs_on_numpy(monkeypatch):
     assert len(said) == 1 and "numpy path" in str(said[0].message)
 
 
+def _fresh_kernel_state(monkeypatch):
+    """Kernels not loaded yet in this process, numba importable, nothing warned."""
+    monkeypatch.setattr(kernels, "_state", dict(
+        kernels._state, checked=True, available=True, reason=None, warned=False, ready=False,
+        compiling=None, next_poll=0.0, failed=False, failure=None))
+
+
+def _two_epochs_of_cc():
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    view = ddlab.algorithms.connected_components(edges).view()
+    for batch in ([(1, 2), (3, 4)], [(2, 3)], [(5, 6)]):
+        edges.insert(batch)
+        flow.step()
+    return view.to_dict()
+
+
+@pytest.mark.parametrize("where", ["cache location", "compile"])
+def test_a_kernel_failure_warns_once_and_the_engine_stays_on_numpy(monkeypatch, where):
+    """A numba release without the private attribute the cache check reads (background
+    mode, a cold check), or a kernel failing to compile (a warm cache): one warning, right
+    results, and the failing call is not tried again at every operator run."""
+    _fresh_kernel_state(monkeypatch)
+    calls = []
+
+    def broken(*args):
+        calls.append(args)
+        if where == "compile":
+            raise RuntimeError("Failed in nopython mode pipeline (step: nopython frontend)")
+        raise AttributeError("'FunctionCache' object has no attribute '_cache_path'")
+
+    if where == "compile":
+        monkeypatch.setattr(kernels, "cache_is_warm", lambda: True)
+        monkeypatch.setattr(kernels, "warm_up", broken)
+    else:
+        monkeypatch.setattr(kernels, "background", True)
+        monkeypatch.setattr(kernels, "_fingerprint", broken)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with tuned(KERNELS=True):
+            got = _two_epochs_of_cc()
+            assert not kernels.active()
+    assert got == cc_oracle({(1, 2), (3, 4), (2, 3), (5, 6)})
+    said = [str(w.message) for w in caught if "kernels" in str(w.message)]
+    assert len(said) == 1 and "numpy path" in said[0], said
+    assert len(calls) == 1
+    assert "numpy path" in kernels.status()
+
+
 def test_a_process_without_numba_runs_and_says_so_once():
     """In a fresh interpreter where ``import numba`` fails: one warning, right results."""
     code = """

@@ -9,8 +9,10 @@ The oracle is independent of the engine: the fuzzer's from-scratch evaluator
 from __future__ import annotations
 
 import os
+import gc
 import random
 import time
+import types
 from collections import Counter
 
 import networkx as nx
@@ -364,3 +366,105 @@ def test_a_budget_too_small_gives_every_upstream_input_and_says_so():
     assert any("budget" in note for note in why.notes)
     small = flow.why(out, 2)
     assert small.method == "concise" and small.size == 1
+
+
+def test_an_explanation_keeps_nothing_of_its_flow_once_both_are_gone():
+    """The tests an explanation builds for its patterns hold the flow's decoded values; they
+    live as long as the flow's epoch (explanations of one epoch share them), not the
+    process: once the flow and the explanation are dropped, no function anywhere still
+    closes over those values.  (Kernels off: with them on, the compiled reduce's plan cache
+    keeps every flow alive, an engine matter of its own.)"""
+    import weakref
+
+    marker = "why-scope-" + str(random.random())
+    with tuned(KERNELS=False):
+        flow = ddlab.Dataflow()
+        edges = flow.input("edges", columns=["src", "dst"])
+        labels = connected_components(edges)
+        names = [f"{marker}-{i}" for i in range(4)]
+        edges.insert(list(zip(names, names[1:])))
+        flow.step()
+        why = flow.why(labels, (names[-1], names[0]))
+        assert why.present and why.verified
+    gone = weakref.ref(flow)
+    del flow, edges, labels, why
+    gc.collect()
+    assert gone() is None
+
+    def holds_marker(value, depth=0):
+        if isinstance(value, str):
+            return value.startswith(marker)
+        if depth < 3 and isinstance(value, (tuple, frozenset, set, list)):
+            return any(holds_marker(v, depth + 1) for v in value)
+        return False
+
+    kept = [fn for fn in gc.get_objects() if isinstance(fn, types.FunctionType)
+            and fn.__module__ != __name__ and fn.__closure__ and any(holds_marker(_cell(c)) for c in fn.__closure__)]
+    assert kept == [], [getattr(fn, "__qualname__", fn) for fn in kept]
+
+
+def _cell(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:   # an empty cell
+        return None
+
+
+def test_an_absent_record_is_named_by_its_collections_user_name_and_a_wrong_arity_refused():
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges)
+    program = ddlab.rules(".input e from edges\nr(x, y) :- e(x, y).", {"edges": edges})
+    edges.insert([(1, 2)])
+    flow.step()
+    assert flow.why(labels, (7, 7)).summary() == \
+        "(7, 7) is not in the result of loop 'root/cc' after epoch 0."
+    assert flow.why(program["r"], (5, 6)).summary() == "(5, 6) is not in r after epoch 0."
+    assert flow.why(edges, (5, 6)).summary() == "(5, 6) is not in edges after epoch 0."
+    assert flow.why(labels, (2, 1)).summary().startswith(
+        "(2, 1) is in the result of loop 'root/cc' after epoch 0")
+    with pytest.raises(ddlab.InputError, match=r"the record \(5, 6, 7\) has 3 fields, where r "
+                                               r"has 2 \(x, y\)"):
+        flow.why(program["r"], (5, 6, 7))
+    with pytest.raises(ddlab.InputError, match=r"the record 5 has 1 field, where the result of "
+                                               r"loop 'root/cc' has 2 \(node, label\)"):
+        flow.why(labels, 5)
+
+
+def test_explanations_of_one_epoch_share_their_reads_but_not_their_answers():
+    """Explanations of one epoch read through a store the flow keeps for that epoch: the
+    same record explained before and after others gets the same explanation; a budget still
+    counts every row an explanation uses, read before or not; after a step they explain the
+    new state (shortest paths against networkx, as for a first explanation)."""
+    from ddlab.algorithms import shortest_paths
+
+    rng = random.Random(3)
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst", "w"])
+    roots = flow.input("roots", columns=["v"])
+    dist = shortest_paths(edges, roots)
+    view = dist.view()
+    graph = nx.gnm_random_graph(60, 150, seed=4, directed=True)
+    edges.insert([(u, v, 1) for u, v in graph.edges])
+    roots.insert([0])
+    flow.step()
+
+    def explained(node, budget=2_000_000):
+        why = flow.why(dist, (node, view_of[node]), budget=budget)
+        return why, sorted(map(tuple, why.inputs["edges"].values.tolist())), why.tree()
+
+    for _ in range(2):
+        view_of = {n: d for (n, d) in view.to_dict()}
+        lengths = nx.single_source_shortest_path_length(graph, 0)
+        nodes = rng.sample(sorted(n for n in view_of if lengths[n] >= 2), 6)
+        first = {n: explained(n)[1:] for n in nodes}
+        for n in reversed(nodes):
+            why, used, tree = explained(n)
+            assert (used, tree) == first[n] and why.verified
+            assert len(used) == lengths[n]
+        far = max(nodes, key=lambda n: lengths[n])
+        assert any("budget" in note for note in explained(far, budget=5)[0].notes)
+        gone = rng.sample(sorted(graph.edges), 20)       # the next epoch: other paths
+        graph.remove_edges_from(gone)
+        edges.remove([(u, v, 1) for u, v in gone])
+        flow.step()

@@ -96,6 +96,23 @@ GOLDEN = [
      "Hint: compute the recursive relation first and count it in a rule outside the cycle; "
      "min and max may be used inside recursion"),
     (AggregateError,
+     ".input edge from edges\nn(x, y) :- edge(x, y).\nn(x, count(y)) :- edge(x, y).",
+     "line 2, column 1: n is a count (the rule at line 3) and must be defined by that rule "
+     "alone, but it also has the rule at line 2\n"
+     "    n(x, y) :- edge(x, y).\n"
+     "    ^^^^^^^^^^^^^^^^^^^^^^\n"
+     "Hint: give the other rules' results their own relation and count over the union in one "
+     "rule"),
+    (AggregateError,
+     ".input edge from edges\nn(x, y) :- edge(x, y).\nn(x, count(y)) :- n(x, y).",
+     "line 3, column 6: count inside recursion: n depends on itself through n -> n; count is "
+     "not monotone (a fact derived in a later iteration changes a count already used), so the "
+     "recursion has no well-defined fixed point and ddlab refuses to compute it\n"
+     "    n(x, count(y)) :- n(x, y).\n"
+     "         ^^^^^\n"
+     "Hint: compute the recursive relation first and count it in a rule outside the cycle; "
+     "min and max may be used inside recursion"),
+    (AggregateError,
      ".input edge from edges\nd(x, avg(y)) :- edge(x, y).",
      "line 2, column 6: unknown aggregate 'avg'\n"
      "    d(x, avg(y)) :- edge(x, y).\n"
@@ -139,3 +156,61 @@ def test_min_inside_recursion_is_accepted():
     program = ddlab.rules(".input e from edges\nd(x, 0) :- e(x, _).\n"
                           "d(y, min(v + 1)) :- d(x, v), e(x, y).", {"edges": edges})
     assert program.loops == ["root/d"]
+
+
+def test_a_recursion_that_does_not_converge_names_its_rules_and_the_limit():
+    """In the program's words: the recursive relation, its recursive rule with its line, and
+    ``limit=`` / ``--limit``, not the engine's operators and ``max_iterations``."""
+    flow = ddlab.Dataflow(max_iterations=200)
+    seeds = flow.input("seeds", columns=["v"])
+    ddlab.rules(".input s from seeds\nn(x) :- s(x).\nn(y) :- n(x), y = x + 1.", {"seeds": seeds})
+    seeds.insert([1])
+    with pytest.raises(ddlab.NonConvergenceError) as info:
+        flow.step()
+    message = str(info.value)
+    assert "did not converge within 200 iterations" in message
+    assert ("The recursive relation n still derived new facts after that many rounds of "
+            "r2 (line 3): n(y) :- n(x), y = x + 1. ") in message
+    assert "limit=N" in message and "--limit N" in message and 'on_limit="partial"' in message
+    assert "max_iterations" not in message and "ingress" not in message
+    assert "\n" not in message            # the magics show an error's first line
+
+
+def test_mutual_recursion_that_does_not_converge_names_each_recursive_rule():
+    flow = ddlab.Dataflow(max_iterations=50)
+    seeds = flow.input("seeds", columns=["v"])
+    ddlab.rules(".input s from seeds\neven(x) :- s(x).\nodd(y) :- even(x), y = x + 1.\n"
+                "even(y) :- odd(x), y = x + 1.", {"seeds": seeds}, limit=40)
+    seeds.insert([0])
+    with pytest.raises(ddlab.NonConvergenceError,
+                       match=r"within 40 iterations .* recursive relations even, odd still "
+                             r"derived new facts after that many rounds of r3 \(line 4\): "
+                             r"even\(y\) :- odd\(x\), y = x \+ 1\.; r2 \(line 3\): "
+                             r"odd\(y\) :- even\(x\), y = x \+ 1\. "):
+        flow.step()
+
+
+@pytest.mark.parametrize("rule, where, message", [
+    ("r(n) :- e(n), n > 3.", (2, 15),
+     "n > 3 compares a symbol and a number: n is a symbol ('abc'), 3 is a number"),
+    ("r(y) :- e(n), y = n * 2.", (2, 19),
+     "n * 2 applies * to a symbol and a number: n is a symbol ('abc'), 2 is a number"),
+], ids=["comparison", "arithmetic"])
+def test_a_type_mismatch_at_run_time_is_said_in_the_rules_words(rule, where, message):
+    """Which rule, where (line, column, caret), the expression and the two types; the epoch
+    is rolled back."""
+    from ddlab.engine.rules import RulesRuntimeTypeError
+
+    flow = ddlab.Dataflow()
+    e = flow.input("e", columns=["n"])
+    view = ddlab.rules(".input e\n" + rule, {"e": e})["r"].view()
+    e.insert(["abc"])
+    with pytest.raises(ddlab.OperatorError) as info:
+        flow.step()
+    cause = info.value.__cause__
+    assert isinstance(cause, RulesRuntimeTypeError) and (cause.line, cause.column) == where
+    first = str(info.value).splitlines()[0]
+    assert first.endswith(f"rule r1 (line 2) raised RulesRuntimeTypeError: line {where[0]}, "
+                          f"column {where[1]}: {message}"), first
+    assert f"    {rule}" in str(info.value) and "Hint: symbols compare" in str(info.value)
+    assert flow.epoch == 0 and view.to_dict() == {}

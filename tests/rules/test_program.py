@@ -76,6 +76,23 @@ def test_arithmetic_truncates_toward_zero_and_division_by_zero_derives_nothing()
     assert set(out.to_dict()) == {(7, 2, 3, 1), (-7, 2, -3, -1), (7, -2, -3, 1)}
 
 
+def test_float_remainder_has_the_dividends_sign_as_the_integer_one_does():
+    """``%`` is C's remainder for floats too (``fmod``: the sign of the dividend, as for
+    integers), so a float equal to an integer gives the integer's answer; ``/`` is true
+    division for floats; a zero divisor derives nothing."""
+    import math
+
+    flow = ddlab.Dataflow()
+    nums = flow.input("nums", columns=["a", "b"])
+    out = ddlab.rules(".input n from nums\nq(a, b, a / b, a % b) :- n(a, b).",
+                      {"nums": nums})["q"].view()
+    rows = [(-7.5, 2.0), (7.5, -2.0), (-7.0, 2.0), (7.25, 0.5), (-0.5, 3.0), (5.5, 0.0)]
+    nums.insert(rows)
+    flow.step()
+    assert set(out.to_dict()) == {(a, b, a / b, math.fmod(a, b)) for a, b in rows if b}
+    assert {(a, b): r for a, b, _, r in out.to_dict()}[(-7.0, 2.0)] == -1.0   # as -7 % 2
+
+
 def test_inputs_pick_fields_by_name_and_multiplicities_read_as_presence():
     flow = ddlab.Dataflow()
     events = flow.input("events", columns=["time", "src", "dst"])

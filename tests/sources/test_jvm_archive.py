@@ -60,6 +60,47 @@ def test_a_build_starts_once_and_not_again_after_a_failure(archive_dir, monkeypa
     assert not jvm_archive.start_building(JAVA)
 
 
+def test_a_session_builds_no_archive_unless_asked(archive_dir, monkeypatch):
+    """By default a local session maps an archive that is there but never starts a second
+    JVM to build one; DDLAB_JVM_ARCHIVE=build asks for the background build."""
+    pytest.importorskip("pyspark")
+    started = []
+    monkeypatch.setattr(jvm_archive.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.delenv("DDLAB_JVM_ARCHIVE")
+    assert not jvm_archive.start_building(JAVA) and started == []
+    assert not any(archive_dir.iterdir())
+    path = jvm_archive.archive_path(JAVA)
+    path.write_bytes(b"x")
+    assert jvm_archive.java_options(JAVA) == f"-XX:SharedArchiveFile={path} -Xshare:auto"
+    path.unlink()
+    monkeypatch.setenv("DDLAB_JVM_ARCHIVE", "build")
+    assert jvm_archive.start_building(JAVA) and len(started) == 1
+
+
+def test_a_build_that_fails_to_start_leaves_no_lock_and_no_open_log(archive_dir, monkeypatch):
+    pytest.importorskip("pyspark")
+    opened = []
+    real_open = open
+
+    def recording_open(*args, **kwargs):
+        handle = real_open(*args, **kwargs)
+        opened.append(handle)
+        return handle
+
+    def no_process(*args, **kwargs):
+        raise OSError("fork failed: out of memory")
+
+    monkeypatch.setattr(jvm_archive, "open", recording_open, raising=False)
+    monkeypatch.setattr(jvm_archive.subprocess, "Popen", no_process)
+    path = jvm_archive.archive_path(JAVA)
+    assert not jvm_archive.start_building(JAVA)
+    assert not path.with_suffix(".building").exists()       # the next session may try again
+    assert opened and all(handle.closed for handle in opened)
+    started = []
+    monkeypatch.setattr(jvm_archive.subprocess, "Popen", lambda *a, **k: started.append(a))
+    assert jvm_archive.start_building(JAVA) and len(started) == 1
+
+
 @pytest.mark.slow
 @pytest.mark.spark
 def test_a_built_archive_is_mapped_by_a_later_jvm(tmp_path):

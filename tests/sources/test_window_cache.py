@@ -1,14 +1,13 @@
 """Cached window batches: what the cache gives back is exactly what Spark computed (batch by
 batch), a second call reads the file without Spark, and anything the batches depend on
-(step, start, variant) is part of the key."""
+(step, start, variant) is part of the key; a cached file that cannot be read is recomputed,
+and that is said (the tests using the ``spark`` fixture are marked ``spark`` by conftest)."""
 from __future__ import annotations
 
 import pandas as pd
 import pytest
 
 from ddlab.sources import StoredWindows, cached_windows, load_dataset, window_batches
-
-pytestmark = pytest.mark.spark
 
 START = int(pd.Timestamp("2004-04-15", tz="UTC").timestamp())
 
@@ -60,7 +59,8 @@ def test_cached_windows_are_sparks_batches_and_are_read_back(spark, cache):
         assert len(list((cache / "windows").glob("*.parquet"))) == 4
         # a damaged file is computed again
         files[0].write_bytes(b"not parquet")
-        repaired = cached_windows("collegemsg", "7d", "1d", start=START, spark=spark)
+        with pytest.warns(RuntimeWarning, match="could not be read"):
+            repaired = cached_windows("collegemsg", "7d", "1d", start=START, spark=spark)
         assert "Spark" in repaired.stored
         _same(repaired, truth, ks)
     finally:
@@ -80,3 +80,19 @@ def test_windows_cached_says_whether_the_cache_answers(spark, cache):
     assert windows_cached("collegemsg", "30d", "15d", start=START)
     assert not windows_cached("collegemsg", "30d", "15d")          # another start
     assert not windows_cached("collegemsg", "30d", "15d", start=START, variant="x")
+
+
+def test_a_cached_file_that_cannot_be_read_is_said_in_one_line_with_the_reason(tmp_path):
+    """Recomputing on Spark takes minutes: the one line says which file, why it failed and
+    what happens next, as a warning and on the progress display."""
+    from ddlab.sources.window_cache import _read_or_say_why
+
+    target = tmp_path / "collegemsg-1w-1d-0123456789abcdef.parquet"
+    target.write_bytes(b"not parquet")
+    phases = []
+    with pytest.warns(RuntimeWarning) as caught:
+        assert _read_or_say_why(target, phases.append) is None
+    (line,) = [str(w.message) for w in caught]
+    assert "\n" not in line and str(target) in line
+    assert "ArrowInvalid" in line and "computing them again on Spark" in line
+    assert phases == [line]

@@ -5,6 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import ddlab
 from ddlab.sources import WindowFeed, load_dataset, window_batches
 
 from .conftest import accumulate, collegemsg_pandas, twitter_pandas, window_reference
@@ -113,16 +114,7 @@ def test_twitter_replay_equals_direct_window(twitter, multigraph):
     wb.unpersist()
 
 
-def engine_or_skip():
-    import ddlab
-
-    if not hasattr(ddlab, "Dataflow"):
-        pytest.skip("ddlab.Dataflow (the engine's input API) does not exist yet")
-    return ddlab
-
-
 def check_feed(wb, events: pd.DataFrame, multigraph: bool, seed: int) -> None:
-    ddlab = engine_or_skip()
     flow = ddlab.Dataflow()
     edges = flow.input("edges")
     view = edges.view()
@@ -169,8 +161,6 @@ def test_twitter_feed_into_engine(twitter, multigraph):
 @pytest.mark.spark
 def test_feed_can_stage_moves_for_one_epoch(spark):
     """With step=False a feed only stages its batches; the caller closes one epoch."""
-    import ddlab
-
     events = collegemsg_pandas()
     batches = window_batches(events, width="7d", step="1d", spark=spark)
     flow = ddlab.Dataflow()

@@ -58,6 +58,22 @@ def test_a_command_is_added_in_one_place(tmp_path, monkeypatch):
         sys.modules.pop(f"{commands.__name__}.greetings", None)
 
 
+CLAIMS_STATUS = NEW_FAMILY.replace('"dd hello"', '"dd status"')
+
+
+def test_two_commands_claiming_one_word_are_refused_at_discovery(tmp_path, monkeypatch):
+    """A new module's command with the word of an existing one (manage's ``status``) would
+    shadow it; discovery refuses it, naming both functions."""
+    (tmp_path / "zz_greetings.py").write_text(CLAIMS_STATUS)
+    monkeypatch.setattr(commands, "__path__", list(commands.__path__) + [str(tmp_path)])
+    try:
+        with pytest.raises(RuntimeError, match=r"%dd status: .*manage\.status and "
+                                               r".*zz_greetings\.hello"):
+            commands._discover()
+    finally:
+        sys.modules.pop(f"{commands.__name__}.zz_greetings", None)
+
+
 def test_help_of_each_command_prints_its_parser(ip, capsys):
     from IPython.utils.capture import capture_output
 
