@@ -28,7 +28,7 @@ from .reliability_helpers import apply, build_program, epochs, reading
 
 POINTS = [(Operator, "run_at"), (Operator, "step"), (ScopeNode, "step"), (Operator, "emit"),
           (Trace, "insert"), (Trace, "_spill_recent"), (Trace, "_merge"), (Scope, "run"),
-          (ScopeTracker, "update"), (ScopeTracker, "blocked"), (Reduce, "hold"),
+          (ScopeTracker, "apply"), (ScopeTracker, "blocked"), (Reduce, "hold"),
           (Batch, "consolidate"), (ViewSink, "commit"), (Input, "flush")]
 
 
