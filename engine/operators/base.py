@@ -160,12 +160,12 @@ class Operator:
         while times:
             if len(times) == 1:
                 t = next(iter(times))
-                if self._still_blocked(tracker, index, t):
-                    return ran
+                if times[t] < 0 or self._still_blocked(tracker, index, t):
+                    return ran  # (negative: a worker's batch taken here before its count came)
             else:
                 held = []  # times found blocked: every time in advance of one is blocked too
                 for t in sorted(times):
-                    if any(leq(b, t) for b in held):
+                    if times[t] < 0 or any(leq(b, t) for b in held):
                         continue
                     if not self._still_blocked(tracker, index, t):
                         break

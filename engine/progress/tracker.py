@@ -97,23 +97,18 @@ class ScopeTracker:
 
     def apply(self, i: int, t: tuple, delta: int) -> None:
         """Apply a change of ``delta`` to the count of operator ``i`` at ``t``.  (Every
-        pointstamp's arrival and departure: written for few Python operations.)"""
+        pointstamp's arrival and departure: written for few Python operations.)  Only a
+        positive count holds ``t`` (:meth:`least`, :meth:`outer_times`): with several
+        workers a count is negative while the change that cancels it is on its way."""
         counts = self.counts[i]
         before = counts.get(t, 0)
         after = before + delta
-        held = self._held
         if after:
             counts[t] = after
-            if before:
-                return
-            if len(counts) == 1:
+            if not before and len(counts) == 1:
                 if not self.active and self.parent is not None:
                     self.parent._node_busy(self.node, True)
                 self.active.add(i)
-            n = held.get(t, 0)
-            held[t] = n + 1
-            if not n:
-                heapq.heappush(self._heap, t)
         else:
             del counts[t]
             if not counts:
@@ -121,11 +116,19 @@ class ScopeTracker:
                 active.discard(i)
                 if not active and self.parent is not None:
                     self.parent._node_busy(self.node, False)
-            n = held[t] - 1
-            if n:
-                held[t] = n
+        if (before > 0) is not (after > 0):
+            held = self._held
+            if after > 0:
+                n = held.get(t, 0)
+                held[t] = n + 1
+                if not n:
+                    heapq.heappush(self._heap, t)
             else:
-                del held[t]
+                n = held[t] - 1
+                if n:
+                    held[t] = n
+                else:
+                    del held[t]
 
     def _node_busy(self, node: int, busy: bool) -> None:
         """The loop at ``node`` started or stopped holding anything."""
@@ -140,8 +143,8 @@ class ScopeTracker:
                 self.parent._node_busy(self.node, False)
 
     def least(self):
-        """The lexicographically least time held here (by an operator, or inside a loop
-        nested here, with its loop coordinate dropped), or ``None``."""
+        """The lexicographically least time held here (a positive count of an operator, or
+        inside a loop nested here, with its loop coordinate dropped), or ``None``."""
         heap, held = self._heap, self._held
         while heap and heap[0] not in held:
             heapq.heappop(heap)
@@ -174,7 +177,8 @@ class ScopeTracker:
 
     # -- reading -----------------------------------------------------------------------
     def outer_times(self):
-        """The outer times at which this loop (or one nested in it) holds a pointstamp."""
+        """The outer times at which this loop (or one nested in it) holds a pointstamp (a
+        positive count)."""
         for t in self._held:
             yield t[:-1]
         for child in self.children.values():
