@@ -7,8 +7,9 @@ memory traffic.  Each threshold below chooses between them; none changes a resul
 specialised path is tested equal to the general one.
 
 The code reads the values from this module when it runs (``tuning.SMALL_QUERY``, never a copy
-bound to another name), so :func:`tuned` changes a threshold everywhere at once.  Tests set
-them only through :func:`tuned`:
+bound to another name), so a test's switch changes a threshold everywhere at once.  Tests set
+them only through ``ddlab.engine.testing.tuned`` (process-wide, under a lock; not part of
+ddlab's API):
 
 - ``tuned("tiny")``: every threshold at a few rows (:data:`TINY`), so small test inputs take
   both sides of each one (the large paths from a handful of rows, the Python paths declining
@@ -26,8 +27,6 @@ interleaved in one session).  The compiled per-key kernels of issue 22 add their
 from __future__ import annotations
 
 import os
-import sys
-from contextlib import contextmanager
 
 #: The specialised paths on (True) or only the general ones (False; ``DDLAB_FAST_PATHS=0``).
 FAST_PATHS: bool = os.environ.get("DDLAB_FAST_PATHS", "1") != "0"
@@ -210,31 +209,3 @@ GENERAL = {"FAST_PATHS": False}
 #: The specialised numpy and Python paths, without the compiled kernels.
 NUMPY = {"KERNELS": False}
 PRESETS = {"tiny": TINY, "general": GENERAL, "numpy": NUMPY, "default": DEFAULTS}
-
-
-@contextmanager
-def tuned(preset: str | None = None, **values):
-    """Run a block with a preset (``"tiny"``, ``"general"``, ``"default"``) and/or single
-    values, restoring every setting afterwards.
-
-    >>> from ddlab.engine import tuning
-    >>> with tuning.tuned("tiny", SMALL_KEYS=5):
-    ...     tuning.SMALL_QUERY, tuning.SMALL_KEYS, tuning.FAST_PATHS
-    (2, 5, True)
-    >>> tuning.SMALL_QUERY
-    16
-    """
-    settings = dict(PRESETS[preset]) if preset is not None else {}
-    settings.update(values)
-    unknown = sorted(set(settings) - set(DEFAULTS))
-    if unknown:
-        raise KeyError(f"tuning has no setting {', '.join(unknown)}; see tuning.THRESHOLDS")
-    module = sys.modules[__name__]
-    saved = {name: getattr(module, name) for name in settings}
-    try:
-        for name, value in settings.items():
-            setattr(module, name, value)
-        yield
-    finally:
-        for name, value in saved.items():
-            setattr(module, name, value)

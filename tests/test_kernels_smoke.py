@@ -11,8 +11,8 @@ import pytest
 
 import ddlab
 from ddlab import algorithms
-from ddlab.engine import kernels
-from ddlab.engine.tuning import tuned
+from ddlab.engine import kernels, testing
+from ddlab.engine.testing import tuned
 
 pytestmark = pytest.mark.skipif(not kernels.available(), reason="numba is not installed")
 
@@ -48,10 +48,10 @@ def _run(seed: int):
 def test_kernels_agree_with_the_numpy_path_and_networkx(seed, narrow):
     """``narrow``: spine batches from 8 rows on are stored as int32 (the kernels scan them)."""
     settings = {} if narrow is None else {"NARROW_ROWS": narrow}
-    with kernels.use_kernels(True), tuned(**settings):
+    with testing.use_kernels(True), tuned(**settings):
         assert kernels.active(), kernels.status()
         on = _run(seed)
-    with kernels.use_kernels(False), tuned(**settings):
+    with testing.use_kernels(False), tuned(**settings):
         off = _run(seed)
     assert [r[0] for r in on] == [r[0] for r in off]
     for views, present in on:

@@ -29,7 +29,6 @@ import os
 import subprocess
 import sys
 import warnings
-from contextlib import contextmanager
 from pathlib import Path
 from time import monotonic, perf_counter
 
@@ -127,16 +126,6 @@ def _warn_once(why: str, fix: str) -> None:
         _state["warned"] = True
         warnings.warn(f"ddlab: {why}; the engine runs on its numpy path (correct, slower per "
                       f"small change). {fix}.", RuntimeWarning, stacklevel=4)
-
-
-@contextmanager
-def use_kernels(on: bool):
-    """Run a block with the kernels on or off (``tuning.tuned(KERNELS=on)``; on also means
-    loaded now, compiling in this process if the cache is cold)."""
-    with tuning.tuned(KERNELS=on):
-        if on and available():
-            warm_up()
-        yield
 
 
 def warm_up() -> float:
@@ -324,6 +313,6 @@ def join_process(op, t, d_left, d_right) -> bool:
     return _join_process(op, t, d_left, d_right)
 
 
-__all__ = ["available", "active", "use_kernels", "warm_up", "cache_dir", "cache_is_warm",
+__all__ = ["available", "active", "warm_up", "cache_dir", "cache_is_warm",
            "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
            "merge_by_key_into", "merge_compact", "sort_by_key", "sort_values"]

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 import ddlab
 from ddlab import algorithms
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 from graph_oracle import cc_oracle, scc_oracle
 
 EDGE = st.tuples(st.integers(0, 12), st.integers(0, 12))

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 import ddlab
 from ddlab import algorithms
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 from graph_oracle import cc_oracle, scc_oracle
 
 from .graph_programs import EPOCHS, edge_epochs

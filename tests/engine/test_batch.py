@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from ddlab.engine import tuning
 from ddlab.engine.batch import consolidate
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 
 ROWS = st.lists(st.tuples(st.integers(-3, 3), st.integers(0, 2), st.integers(0, 2),
                           st.integers(-2, 2)), max_size=2 * tuning.SMALL_CONSOLIDATION)

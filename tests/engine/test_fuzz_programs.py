@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 import ddlab
 from ddlab import NonConvergenceError
-from ddlab.engine.kernels import use_kernels
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import use_kernels
+from ddlab.engine.testing import tuned
 
 from . import program_gen
 from .program_gen import EPOCHS, Diverges, build, count_nodes, evaluate, loop_depth, programs

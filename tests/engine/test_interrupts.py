@@ -22,7 +22,7 @@ from ddlab.engine.operators.reduce import Reduce
 from ddlab.engine.progress import ScopeTracker
 from ddlab.engine.scope import Scope
 from ddlab.engine.trace import Trace
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 
 from .reliability_helpers import apply, build_program, epochs, reading
 

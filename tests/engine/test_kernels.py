@@ -20,14 +20,14 @@ from hypothesis import Phase, given, settings, strategies as st
 
 import ddlab
 from ddlab import NonConvergenceError
-from ddlab.engine import kernels
+from ddlab.engine import kernels, testing
 from ddlab.engine.batch import Batch
 from ddlab.engine.kernels import spec
 from ddlab.engine.lattice import leq_rows
 from ddlab.engine.operators import aggregates as agg
 from ddlab.engine.operators.reduce import Accumulation
 from ddlab.engine.trace import Trace
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 
 from graph_oracle import cc_oracle
 
@@ -353,7 +353,7 @@ def test_kernel_operators_same_with_kernels_on_and_off(name, depth, epochs):
     program, expect = UNARY[name]
     results = {}
     for on in (True, False):
-        with kernels.use_kernels(on):
+        with testing.use_kernels(on):
             flow = ddlab.Dataflow()
             records = flow.input("records", columns=["k", "v"])
             view = _in_loop(program, depth)(records).view()
@@ -370,7 +370,7 @@ def test_kernel_operators_same_with_kernels_on_and_off(name, depth, epochs):
 @given(plan=GRAPH_EPOCHS)
 def test_graph_programs_same_with_kernels_on_and_off(plan):
     epochs = list(edge_epochs(plan))
-    with kernels.use_kernels(True):
+    with testing.use_kernels(True):
         on = run_graph(epochs)
     assert_same_and_correct(on, run_graph(epochs, "numpy"))
 
@@ -402,7 +402,7 @@ def test_two_key_columns_and_interned_objects(epochs):
     sorts its output by record and agrees with the numpy path and the oracle."""
     results = {}
     for on in (True, False):
-        with kernels.use_kernels(on):
+        with testing.use_kernels(on):
             flow = ddlab.Dataflow()
             rec = flow.input("rec", columns=["k", "s", "v"])
             views = [rec.count(key_columns=2).view(), rec.min(key_columns=2).view(),
@@ -609,7 +609,7 @@ def test_a_cold_cache_compiles_in_the_background_without_blocking(tmp_path):
     finds the cache warm."""
     code = """
 import time, ddlab
-from ddlab.engine import kernels
+from ddlab.engine import kernels, testing
 flow = ddlab.Dataflow(); xs = flow.input("xs"); c = xs.count().view()
 start = time.perf_counter(); xs.insert([1, 2, 2]); flow.step()
 first = time.perf_counter() - start
@@ -653,7 +653,7 @@ def test_spine_merges_equal_the_numpy_path(layout, updates, capacity):
         clock = SimpleNamespace(epoch=0)
         nkey = 1 if layout == "key_first" else 2
         trace = Trace(nkey, 2, clock)
-        with kernels.use_kernels(on), tuned(RECENT_CAPACITY=capacity, SMALL_INSERT=3):
+        with testing.use_kernels(on), tuned(RECENT_CAPACITY=capacity, SMALL_INSERT=3):
             for k, v, e, i, d in sorted(updates, key=lambda u: u[2]):
                 clock.epoch = e
                 trace.insert((e, i), Batch([np.array([k, k + 1]), np.array([v, v])],

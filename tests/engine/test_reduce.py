@@ -9,7 +9,7 @@ from hypothesis import given
 
 import ddlab
 from ddlab import OperatorError
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 
 from . import oracle
 from .graph_programs import churn_cc_and_scc

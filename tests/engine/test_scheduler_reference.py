@@ -40,7 +40,7 @@ import ddlab
 from ddlab import NonConvergenceError
 from ddlab.engine import dataflow
 from ddlab.engine.columns import decode_rows
-from ddlab.engine.kernels import use_kernels
+from ddlab.engine.testing import use_kernels
 from ddlab.engine.lattice import leq
 from ddlab.engine.operators.base import Operator
 from ddlab.engine.operators.io import Input
@@ -48,7 +48,7 @@ from ddlab.engine.operators.loops import ScopeNode
 from ddlab.engine.operators.reduce import Reduce
 from ddlab.engine.progress import FEEDBACK, FORWARD, ScopeTracker, reachability
 from ddlab.engine.scope import Scope
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 
 from . import program_gen
 from .program_gen import RECORD, Diverges, Node, build, evaluate, loop_depth, programs

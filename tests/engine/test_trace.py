@@ -13,7 +13,7 @@ from ddlab import algorithms
 from ddlab.engine.batch import Batch
 from ddlab.engine.lattice import leq
 from ddlab.engine.trace import EnteredTrace, Trace, TraceReader
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 from graph_oracle import cc_oracle
 
 

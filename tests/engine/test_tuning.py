@@ -16,7 +16,7 @@ import ddlab
 import ddlab.engine
 from ddlab import algorithms
 from ddlab.engine import tuning
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 from graph_oracle import cc_oracle
 
 from .graph_programs import EPOCHS, assert_same_and_correct, edge_epochs, run_graph
@@ -145,3 +145,44 @@ def _one_edge_updates(taken):
         flow.step()
         assert view.to_dict() == cc_oracle(present)
 
+
+
+def test_the_switches_are_kept_for_tests_out_of_the_api():
+    """The process-wide switches live in ``engine/testing.py`` only (issue 29, item 11):
+    neither ``ddlab`` nor the modules whose settings they change offer them."""
+    from ddlab.engine import kernels, testing
+    for module in (ddlab, ddlab.engine, tuning, kernels):
+        assert not {"tuned", "use_kernels"} & set(vars(module)), module.__name__
+        assert not {"tuned", "use_kernels"} & set(getattr(module, "__all__", ())), module.__name__
+    assert set(testing.__all__) == {"SWITCH_LOCK", "tuned", "use_kernels"}
+
+
+def test_two_threads_switching_settings_do_not_undo_each_other():
+    """A second thread's switch waits for the first block to end: without the lock, the
+    first block's exit restores the default under the second's feet and the second's exit
+    then leaves its value set for good."""
+    import threading
+    default = tuning.SMALL_KEYS
+    inside, leave, seen = threading.Event(), threading.Event(), []
+
+    def first():
+        with tuned(SMALL_KEYS=default + 5):
+            inside.set()
+            leave.wait(10)
+
+    def second():
+        with tuned(SMALL_KEYS=default + 7):
+            seen.append(tuning.SMALL_KEYS)
+
+    a = threading.Thread(target=first)
+    a.start()
+    assert inside.wait(10)
+    b = threading.Thread(target=second)
+    b.start()
+    b.join(0.3)
+    assert b.is_alive() and not seen, "the second switch entered while the first was active"
+    leave.set()
+    a.join(10)
+    b.join(10)
+    assert seen == [default + 7]
+    assert tuning.SMALL_KEYS == default

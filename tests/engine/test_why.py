@@ -20,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import ddlab
-from ddlab.engine.tuning import tuned
+from ddlab.engine.testing import tuned
 from ddlab.algorithms import connected_components, reachability
 
 from . import program_gen
