@@ -173,7 +173,14 @@ class Scope:
                 if not indegree[j]:
                     heapq.heappush(ready, j)
         if len(order) != len(self.ops):
-            stuck = [self.ops[k].label for k in range(len(self.ops)) if indegree[k]]
+            # the operators on a cycle: those left waiting, less the ones that only wait
+            # for a cycle (downstream of it: no successor among the waiting)
+            waiting = {k for k in range(len(self.ops)) if indegree[k]}
+            trimmed = True
+            while trimmed:
+                trimmed = {k for k in waiting if not waiting.intersection(succ[k])}
+                waiting -= trimmed
+            stuck = [self.ops[k].label for k in sorted(waiting)]
             raise DataflowError(
                 f"scope {self.path!r} has a cycle without a loop's feedback through "
                 f"{', '.join(stuck[:6])}: every cycle must go around a loop (iterate, "

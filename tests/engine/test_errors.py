@@ -147,6 +147,27 @@ def test_view_inside_loop_is_refused():
         x.iterate(lambda v: (v.view(), v)[1])
 
 
+def test_a_cycle_without_feedback_is_refused_by_name():
+    """A cycle that does not go around a loop's feedback has no order to run in (issue 29,
+    item 8): the step refuses it, naming the operators on the cycle (not the ones merely
+    downstream of it), and leaves the input's updates staged, not lost."""
+    flow = ddlab.Dataflow()
+    xs = flow.input("xs")
+    a = xs.map(lambda r: r)
+    b = a.map(lambda r: r)
+    out = b.view()
+    a.op.add_input(b.op)  # (no public call builds such a cycle: reach the operators)
+    xs.insert([1])
+    with pytest.raises(ddlab.DataflowError, match="cycle without a loop's feedback") as err:
+        flow.step()
+    message = str(err.value)
+    assert a.op.label in message and b.op.label in message
+    assert "view" not in message and xs.op.label not in message
+    assert out.to_dict() == {} and flow.epoch == 0
+    with pytest.raises(ddlab.DataflowError, match="cycle"):
+        flow.step()
+
+
 def test_operator_added_after_data_flowed_is_refused():
     """A late operator would miss the updates its input already sent: refuse it clearly,
     register nothing, and keep working; new inputs and their operators are still fine."""
