@@ -29,16 +29,9 @@ _SPARK_CALLS = re.compile(r"\b(load_dataset|load_events|window_batches|stateless
 _UI = Path(__file__).parent / "ui"
 _NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
-# nbmake's notebook runs keep what they executed, for the tests that read it (the claims test)
+# nbmake's notebook runs keep what they executed, for the tests that read it (the claims test,
+# the exported-figures test): no notebook runs twice in one session
 keep_nbmake_runs()
-
-
-def pytest_configure(config):
-    """nbmake's executed notebooks are kept for the tests that read their outputs
-    (tests/support/executed_notebooks.py), so no notebook runs twice in one session."""
-    from executed_notebooks import keep_nbmake_runs
-
-    keep_nbmake_runs()
 
 
 def notebook_uses_spark(path: Path) -> bool:

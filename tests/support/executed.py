@@ -1,5 +1,7 @@
 """Each notebook executed once per test session, and the executed document kept for the tests
-that read what it printed (the claims test, ``tests/notebooks/test_claims.py``).
+that read what it printed (the claims test, ``tests/notebooks/test_claims.py``; the export
+test, ``tests/ui/test_exported_figures.py``, which also reads the widget state nbclient
+records).
 
 Why this way: the suite already runs every notebook with nbmake (``--nbmake``, one item per
 ``.ipynb``), which executes it and then drops the executed document.  ``keep_nbmake_runs()``

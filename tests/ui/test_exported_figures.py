@@ -23,7 +23,7 @@ import pytest
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 nbconvert = pytest.importorskip("nbconvert", reason="the export test needs nbconvert (pip install -e '.[test]')")
 
-from executed_notebooks import executed  # noqa: E402
+from executed import executed  # noqa: E402
 
 from .conftest import NOTEBOOKS  # noqa: E402
 
@@ -116,8 +116,8 @@ def export_html(nb) -> str:
 
 
 @pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
-def test_every_figure_survives_the_export(notebook, page, tmp_path, artifacts_dir):
-    nb = executed(NOTEBOOKS / notebook)
+def test_every_figure_survives_the_export(notebook, page, tmp_path, artifacts_dir, request):
+    nb = executed(NOTEBOOKS / notebook, request.config)
     expected = expected_figures(nb)
     html_file = tmp_path / notebook.replace(".ipynb", ".html")
     html_file.write_text(export_html(nb), encoding="utf-8")
