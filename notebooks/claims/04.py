@@ -1,6 +1,8 @@
 """Lesson 4's prose numbers.  Its numbers are names (nodes, labels, times) of the six-node graph
 whose values the stepper and the join table print and the lesson's cells assert; the claims read
 the first stepper step the notebook printed."""
+import ast
+
 from prose_claims import Claim, Exempt
 
 CLAIMS = [
@@ -14,4 +16,15 @@ CLAIMS = [
            "a label of node 3 the stepper shows at its next step; lesson 3's check cells assert it"),
     Exempt("node 3's label 3 at `(0, 0)` and its change to 1 at `(0, 1)` are taken back from node 1",
            "labels the join table above prints row by row; the cell asserts the three terms' sum"),
+]
+
+
+def _last_min_run(nb):
+    """The time of the loop's last min run in epoch 1, if it sent nothing (else None)."""
+    times = ast.literal_eval(nb.find(r"the loop's min ran \d+ times, once at each of (\[.*?\])"))
+    return list(times[-1]) if int(nb.find(r"the last sent (\d+)")) == 0 else None
+
+
+CLAIMS += [
+    Claim("the last, at `(1, 5)`, found its\ninput leaving the minima as they were and sent nothing", _last_min_run),
 ]
