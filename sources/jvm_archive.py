@@ -127,11 +127,14 @@ def _take_lock(lock: Path) -> bool:
     return True
 
 
-def build(path: Path, delay_s: float = 0.0, low_priority: bool = True) -> None:
+def build(path: Path, delay_s: float = 0.0, low_priority: bool = True,
+          recording: str = "session") -> None:
     """Record the archive at ``path`` (after ``delay_s`` seconds): a local JVM that loads
     CollegeMsg and cuts its windows (what a first session does), stopped so that it writes the
     archive, then filed atomically.  ``low_priority``: at the lowest CPU priority (a
-    background build; the foreground one of ``python -m ddlab.sources.jvm_archive`` is not)."""
+    background build; the foreground one of ``python -m ddlab.sources.jvm_archive`` is not).
+    ``recording="minimal"`` records one tiny job instead (the classes Spark's start loads, a
+    few seconds: for tests of the build itself)."""
     from .datasets import load_dataset
     from .session import get_spark
     from .windows import window_updates
@@ -147,8 +150,11 @@ def build(path: Path, delay_s: float = 0.0, low_priority: bool = True) -> None:
                 pass
         time.sleep(delay_s)
         spark = get_spark("local[*]", java_options=f"-XX:ArchiveClassesAtExit={partial}")
-        events = load_dataset("collegemsg", spark=spark)
-        window_updates(events, "7d", "1h").updates.toArrow()
+        if recording == "minimal":
+            spark.range(10).count()
+        else:
+            events = load_dataset("collegemsg", spark=spark)
+            window_updates(events, "7d", "1h").updates.toArrow()
         _stop_and_wait(spark)
         if partial.is_file() and partial.stat().st_size > 0:
             os.replace(partial, path)

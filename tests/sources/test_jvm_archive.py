@@ -104,15 +104,18 @@ def test_a_build_that_fails_to_start_leaves_no_lock_and_no_open_log(archive_dir,
 @pytest.mark.slow
 @pytest.mark.spark
 def test_a_built_archive_is_mapped_by_a_later_jvm(tmp_path):
-    """A real build (a recording JVM through CollegeMsg's load and windows), then a fresh
-    JVM started with the archive and ``-Xshare:on``, which refuses to start unless it maps
-    it, runs a job."""
+    """A real build (a recording JVM through Spark's start and a small job: the session's
+    recording through CollegeMsg's load and windows only adds classes, and minutes of the
+    suite), then a fresh JVM started with the archive and ``-Xshare:on``, which refuses to
+    start unless it maps it, runs a job."""
     from ddlab.sources.session import check_java
 
     env = dict(os.environ, DDLAB_JVM_ARCHIVE="1", DDLAB_JVM_ARCHIVE_DIR=str(tmp_path),
                DDLAB_CACHE_DIR=str(tmp_path / "cache"))
     path = jvm_archive.archive_path(check_java(), tmp_path)
-    subprocess.run([sys.executable, "-m", "ddlab.sources.jvm_archive", str(path)], env=env,
+    record = ("import sys; from pathlib import Path; from ddlab.sources import jvm_archive\n"
+              "jvm_archive.build(Path(sys.argv[1]), low_priority=False, recording='minimal')\n")
+    subprocess.run([sys.executable, "-c", record, str(path)], env=env,
                    check=True, capture_output=True, timeout=600)
     assert path.is_file() and path.stat().st_size > 1_000_000
     assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == [path.name]
