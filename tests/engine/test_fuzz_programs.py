@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 
 import ddlab
 from ddlab import NonConvergenceError
-from ddlab.engine.testing import use_kernels
-from ddlab.engine.testing import tuned
+from ddlab.engine.testing import tuned, use_kernels
+from compared_share import assert_share_compared
 
 from . import program_gen
 from .program_gen import EPOCHS, Diverges, build, count_nodes, evaluate, loop_depth, programs
@@ -100,12 +100,8 @@ def fuzz(examples: int, max_loop_depth: int, size: int, log=None) -> Counter:
 
 
 def assert_enough_checked(outcomes: Counter) -> None:
-    total = sum(outcomes.values())
-    checked = total - outcomes[SKIPPED]
-    assert total and checked >= MIN_CHECKED_SHARE * total, (
-        f"only {checked} of {total} programs were checked against the from-scratch evaluation "
-        f"(the rest: oracle slower than {ORACLE_SECONDS} s); below the required share "
-        f"{MIN_CHECKED_SHARE:.0%}: is the machine overloaded?  {dict(outcomes)}")
+    assert_share_compared(outcomes, SKIPPED, MIN_CHECKED_SHARE, "random programs",
+                          f"an oracle slower than {ORACLE_SECONDS} s: is the machine overloaded?")
 
 
 @pytest.mark.slow

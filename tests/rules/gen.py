@@ -16,6 +16,8 @@ through ``min`` and a comparison) is reported as :class:`Diverges`.
 """
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
@@ -54,7 +56,9 @@ class GExpr:
 
     def value(self, env):
         v = env[self.var] + self.add
-        return v % self.mod if self.mod else v
+        # C's remainder (the dividend's sign), as the rules define % (Soufflé's C++): -1 % 4 is
+        # -1, where Python's floored % gives 3
+        return int(math.fmod(v, self.mod)) if self.mod else v
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, note, settings
 
 import ddlab
 from ddlab import NonConvergenceError
+from compared_share import assert_share_compared
 
 from .gen import Diverges, evaluate, programs, updates, window_contents, windows
 
@@ -49,14 +50,7 @@ def _tally(outcomes: Counter, what: str, outcome: str) -> None:
 
 
 def assert_enough_compared(outcomes: Counter, what: str) -> None:
-    """Fail when too few examples were compared with anything (a generator drifting towards
-    programs the oracle gives up on would otherwise pass while checking nothing)."""
-    total = sum(outcomes.values())
-    compared = total - outcomes[SKIPPED]
-    assert total and compared >= MIN_COMPARED * total, (
-        f"{what}: only {compared} of {total} examples were compared with the from-scratch "
-        f"evaluation (the rest skipped: no fixed point within its bound); at least "
-        f"{MIN_COMPARED:.0%} must be.  {dict(outcomes)}")
+    assert_share_compared(outcomes, SKIPPED, MIN_COMPARED, what, "no fixed point within its bound")
 
 
 def _compiled(program, sets: bool = False):

@@ -98,6 +98,20 @@ def _consistent(body, facts, env) -> bool:
     return True
 
 
+def moving_edges(rng, flow, edge, epochs: int, nodes: int, add: int, remove: int):
+    """``epochs`` steps that each insert up to ``add`` random edges among ``nodes`` nodes and
+    remove ``remove`` present ones; yields the edge set after each step."""
+    edges: set = set()
+    for _ in range(epochs):
+        added = {(rng.randrange(nodes), rng.randrange(nodes)) for _ in range(add)} - edges
+        removed = set(rng.sample(sorted(edges), min(remove, len(edges))))
+        edge.insert(sorted(added))
+        edge.remove(sorted(removed))
+        edges = (edges | added) - removed
+        flow.step()
+        yield edges
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_proofs_are_rule_instances_of_minimal_height_over_moving_edges(name):
     text, rules = PROGRAMS[name]
@@ -106,15 +120,8 @@ def test_proofs_are_rule_instances_of_minimal_height_over_moving_edges(name):
     edge = flow.input("edge", columns=["src", "dst"])
     program = ddlab.rules(text, {"edge": edge}, flow=flow)
     outputs = list(program)
-    edges: set = set()
     checked = 0
-    for _ in range(6):
-        added = {(rng.randrange(9), rng.randrange(9)) for _ in range(6)} - edges
-        removed = set(rng.sample(sorted(edges), min(3, len(edges))))
-        edge.insert(sorted(added))
-        edge.remove(sorted(removed))
-        edges = (edges | added) - removed
-        flow.step()
+    for edges in moving_edges(rng, flow, edge, epochs=6, nodes=9, add=6, remove=3):
         rounds = naive_rounds(rules, edges)
         derived = sorted(f for f in rounds if f[0] in outputs)
         for relation, fact in rng.sample(derived, min(6, len(derived))):
@@ -167,15 +174,8 @@ def test_count_and_sum_proofs_show_the_rule_with_its_groups_facts():
     flow = ddlab.Dataflow()
     edge = flow.input("edge", columns=["src", "dst"])
     program = ddlab.rules(AGGREGATES, {"edge": edge}, flow=flow)
-    edges: set = set()
     checked = 0
-    for _ in range(4):
-        added = {(rng.randrange(7), rng.randrange(7)) for _ in range(5)} - edges
-        removed = set(rng.sample(sorted(edges), min(2, len(edges))))
-        edge.insert(sorted(added))
-        edge.remove(sorted(removed))
-        edges = (edges | added) - removed
-        flow.step()
+    for edges in moving_edges(rng, flow, edge, epochs=4, nodes=7, add=5, remove=2):
         for name, groups in _groups(edges).items():
             for key, (value, facts) in sorted(groups.items())[:3]:
                 proof = program.why(name, (key, value))
