@@ -15,6 +15,7 @@ from .checkpoint import CheckpointError
 from .view import View
 from .operators.choose import SizeChoice
 from . import lattice
+from . import why  # noqa: F401  (installs flow.why, flow.why_loop, flow.why_cost)
 
 __all__ = [
     "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",

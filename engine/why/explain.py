@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..collection import Collection
 from ..errors import DataflowError, InputError
 from ..lattice import display_time
 from . import lineage, reading
@@ -450,8 +451,6 @@ def _explain_departure(flow, op, rec, result, verify, budget) -> None:
 
 def _collection_of(op):
     """A collection handle on an operator (what :func:`explain` takes)."""
-    from ..collection import Collection
-
     return Collection(op)
 
 
