@@ -25,6 +25,21 @@ from .base import Operator
 from .linear import call_user
 
 
+#: the compiled kernel path's ``process`` (:mod:`~ddlab.engine.kernels.join`), loaded when a
+#: join first takes it (it imports numba; ``import ddlab`` does not)
+_kernel_process = None
+
+
+def kernel_process(op, t, d_left, d_right) -> bool:
+    """``Join.process`` on the compiled kernels; ``False`` when they decline."""
+    global _kernel_process
+    if _kernel_process is None:
+        from ..kernels.join import process
+
+        _kernel_process = process
+    return _kernel_process(op, t, d_left, d_right)
+
+
 class Join(Operator):
     kind = "join"
 
@@ -71,7 +86,7 @@ class Join(Operator):
     def _process(self, t, inputs):
         d_left, d_right = inputs
         if tuning.FAST_PATHS and kernels.active() and \
-                kernels.join_process(self, t, d_left, d_right):
+                kernel_process(self, t, d_left, d_right):
             return
         if tuning.FAST_PATHS and self._process_small(t, d_left, d_right):
             return

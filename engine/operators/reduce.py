@@ -58,6 +58,21 @@ class Accumulation:
         return len(self.weights)
 
 
+#: the compiled kernel path's ``process`` (:mod:`~ddlab.engine.kernels.reduce`), loaded when
+#: a reduce first takes it (it imports numba; ``import ddlab`` does not)
+_kernel_process = None
+
+
+def kernel_process(op, t, inputs, pending) -> bool:
+    """``Reduce.process`` on the compiled kernels; ``False`` when they decline."""
+    global _kernel_process
+    if _kernel_process is None:
+        from ..kernels.reduce import process
+
+        _kernel_process = process
+    return _kernel_process(op, t, inputs, pending)
+
+
 class Reduce(Operator):
     kind = "reduce"
 
@@ -100,7 +115,7 @@ class Reduce(Operator):
     def process(self, t, inputs):
         pending = self.obligations.pop(t, None)
         if tuning.FAST_PATHS and self.logic_code is not None and kernels.active() and \
-                kernels.reduce_process(self, t, inputs, pending):
+                kernel_process(self, t, inputs, pending):
             return
         if tuning.FAST_PATHS and getattr(self.logic, "small", None) is not None:
             keys = self._small_keys(inputs, pending)
