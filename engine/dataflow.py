@@ -135,15 +135,19 @@ class Dataflow:
         return dict(self._inputs)
 
     def loop(self, name: str = "loop", max_iterations: int | None = None,
-             prioritized: bool = False) -> Loop:
-        """A loop scope for mutual recursion: see :class:`~ddlab.engine.loops.Loop`.
+             prioritized: bool = False, *, within=None) -> Loop:
+        """A loop scope for mutual recursion: see :class:`~ddlab.engine.loops.Loop`;
+        ``within``: a collection (or loop) whose scope the loop nests in (default: the top).
 
         >>> flow = Dataflow(); xs = flow.input("xs")
         >>> loop = flow.loop("reach"); x = loop.variable(xs)
-        >>> loop.scope.path, x.scope.path
-        ('root/reach', 'root/reach')
+        >>> loop.scope.path, x.scope.path, flow.loop("inner", within=x).scope.path
+        ('root/reach', 'root/reach', 'root/reach/inner')
         """
-        return Loop(self, self.root, name, max_iterations, prioritized)
+        scope = self.root if within is None else within.scope
+        if scope.flow is not self:
+            raise DataflowError(f"{within!r} belongs to another Dataflow")
+        return Loop(self, scope, name, max_iterations, prioritized)
 
     def iterate(self, seeds, body, max_iterations: int | None = None, name: str = "iterate"):
         """Mutual recursion: ``body(*variables)`` returns one result per seed; returns the
