@@ -27,6 +27,9 @@ class Operator:
     #: (explanations) whether the output is the input's whole collection unchanged (its times
     #: padded at most): explanations look through it to what it presents
     presents_input = False
+    #: (explanations) whether its steps are shown in a derivation (``Explanation.nodes()``):
+    #: operators that compute something; the rest (arrangements, loop edges) is plumbing
+    shown_in_derivations = False
     #: operators fused into this one (see :mod:`~ddlab.engine.fusion`), upstream first: each
     #: runs at the start of this operator's run at the same time, instead of being scheduled
     fused: tuple = ()

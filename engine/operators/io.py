@@ -15,6 +15,7 @@ class Input(Operator):
     the epoch closes."""
 
     kind = "input"
+    shown_in_derivations = True
 
     def __init__(self, scope, name, distinct: bool = False):
         super().__init__(scope, [], name)

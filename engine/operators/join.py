@@ -42,6 +42,7 @@ def kernel_process(op, t, d_left, d_right) -> bool:
 
 class Join(Operator):
     kind = "join"
+    shown_in_derivations = True
 
     def __init__(self, scope, left, right, nkey: int = 1, select=None, name=None):
         super().__init__(scope, [left, right], name)

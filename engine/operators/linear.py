@@ -57,8 +57,11 @@ class MappingOperator(UserFunctionOperator):
     ``flat_map``, ``map_columns``).  A function cannot be inverted, so explanations evaluate
     it forward over the input's records (:meth:`images`) and look up which map to a record."""
 
+    shown_in_derivations = True
+
     def images(self, records: list) -> list:  # pragma: no cover - abstract
-        """The output records of each of ``records`` (decoded tuples): a list per record."""
+        """What each of ``records`` (decoded tuples) maps to: a list per record of
+        ``(output record, how many times)`` pairs (a record may appear more than once)."""
         raise NotImplementedError
 
     def known_kinds(self, kinds_of):
@@ -88,7 +91,7 @@ class Map(MappingOperator):
 
     def images(self, records):
         fn = self.fn
-        return [[as_record(fn(user_form(x)))] for x in records]
+        return [[(as_record(fn(user_form(x))), 1)] for x in records]
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -104,7 +107,7 @@ class FlatMap(MappingOperator):
 
     def images(self, records):
         fn = self.fn
-        return [[as_record(y) for y in fn(user_form(x))] for x in records]
+        return [[(as_record(y), 1) for y in fn(user_form(x))] for x in records]
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -122,7 +125,7 @@ class FlatMap(MappingOperator):
 class Filter(UserFunctionOperator):
     kind = "filter"
     fusable = True
-    passes_records = True
+    passes_records = shown_in_derivations = True
 
     def derive_history(self, hist, pattern):
         fn = self.fn
@@ -173,7 +176,7 @@ class MapColumns(MappingOperator):
         out = self.fn(*columns_of(records))
         if not isinstance(out, (tuple, list)):
             out = (out,)
-        return [[img] for img in zip(*[np.asarray(a).tolist() for a in out])]
+        return [[(img, 1)] for img in zip(*[np.asarray(a).tolist() for a in out])]
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -200,7 +203,7 @@ class FilterColumns(UserFunctionOperator):
 
     kind = "filter_columns"
     fusable = True
-    passes_records = True
+    passes_records = shown_in_derivations = True
 
     def derive_history(self, hist, pattern):
         ups = hist.updates(self.inputs[0], pattern)
@@ -331,6 +334,7 @@ class Concat(Operator):
 class Negate(Operator):
     kind = "negate"
     fusable = True
+    shown_in_derivations = True
 
     def process(self, t, inputs):
         self.emit(t, inputs[0].negate())

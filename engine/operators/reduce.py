@@ -75,6 +75,7 @@ def kernel_process(op, t, inputs, pending) -> bool:
 
 class Reduce(Operator):
     kind = "reduce"
+    shown_in_derivations = True
 
     def __init__(self, scope, inputs, logic, nkey: int = 1, name=None):
         super().__init__(scope, inputs, name or logic.name)

@@ -226,7 +226,8 @@ class Histories:
     def preimages(self, op) -> dict:
         """For an operator mapping each record to records (``map``, ``flat_map``,
         ``map_columns``: its ``images`` hook): ``{output record: {input record:
-        how many times it maps to it}}`` over every record its input holds at any time of
+        how many times it maps to it (a multiplicity: negative for an ``explode``
+        that negates)}}`` over every record its input holds at any time of
         the epoch's state, computed once per epoch: a user function cannot be inverted, but
         evaluating it over the whole input at every step of a path (a shortest path's
         relaxation ``d + w`` at each of 150 iterations) costs that many passes."""
@@ -237,9 +238,9 @@ class Histories:
             images = op.images(xs)
             found = {}
             for x, imgs in zip(xs, images):
-                for y in imgs:
+                for y, n in imgs:
                     into = found.setdefault(y, {})
-                    into[x] = into.get(x, 0) + 1
+                    into[x] = into.get(x, 0) + n
             store.kept(len(xs))
             store.preimages[op.id] = found
         return found
