@@ -58,6 +58,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._version import __version__
 from .columns import BOOL, FLOAT, INT, decode_column
 from .dataflow import Dataflow
 from .errors import DataflowError
@@ -205,8 +206,6 @@ def _is_checkpoint(path: Path) -> bool:
 
 
 def _version() -> str:
-    from .._version import __version__
-
     return __version__
 
 

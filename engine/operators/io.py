@@ -5,7 +5,7 @@ import numpy as np
 
 from ..batch import Batch, concat_batches, consolidate
 from ..columns import decode_rows, key_code
-from ..errors import DataflowError, InputError
+from ..errors import DataflowError, InputError, SubscriberError
 from ..trace import Trace
 from .base import Operator
 
@@ -227,8 +227,6 @@ def deliver_to_subscribers(subscribers, epoch: int, report, guard=None) -> None:
     the updates are staged: an interrupt noted while the epoch committed is raised then, and
     the staged updates reach their subscribers, with their true times, at the next step.
     """
-    from ..errors import SubscriberError
-
     try:
         for sub in subscribers:
             sub.undelivered.extend(sub.take_updates(epoch))
