@@ -23,7 +23,7 @@ input records at its leaves; :mod:`.explain` checks it by replaying the program 
 
 Each operator carries its own rule (its class's ``explain_present`` and ``explain_exact``
 hooks, :class:`~ddlab.engine.operators.base.Operator`): the tracer here is the driver, and
-offers the hooks the choices several rules share (:meth:`Tracer.earliest`,
+offers those hooks the choices several rules share (:meth:`Tracer.earliest`,
 :meth:`Tracer.linear_choice`, :meth:`Tracer.pairs`, :meth:`Tracer.exact_groups`).
 """
 from __future__ import annotations
