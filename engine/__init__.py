@@ -15,6 +15,8 @@ from .checkpoint import CheckpointError
 from .view import View
 from .operators.choose import SizeChoice
 from . import lattice
+from . import why  # noqa: F401  (installs flow.why, flow.why_loop, flow.why_cost)
+from .operators import explode  # noqa: F401  (installs Collection.explode)
 
 __all__ = [
     "Dataflow", "Collection", "InputCollection", "Loop", "Variable", "View", "StepReport",

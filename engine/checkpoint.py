@@ -58,7 +58,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .._version import __version__
 from .columns import BOOL, FLOAT, INT, decode_column
+from .dataflow import Dataflow
 from .errors import DataflowError
 
 FORMAT = "ddlab-checkpoint"
@@ -204,8 +206,6 @@ def _is_checkpoint(path: Path) -> bool:
 
 
 def _version() -> str:
-    from .._version import __version__
-
     return __version__
 
 
@@ -301,8 +301,6 @@ def load(path, build, **settings):
     checkpoint's ``metadata`` is ``flow.metadata``.  ``settings`` override the saved
     Dataflow settings.  Any problem with the files raises :class:`CheckpointError` before
     ``build`` runs."""
-    from .dataflow import Dataflow
-
     ckpt = read(path)
     manifest = ckpt.manifest
     kwargs = dict(manifest.get("settings") or {})
@@ -351,3 +349,25 @@ def restore_into(flow, ckpt: Checkpoint) -> None:
         flow.epoch = epoch - 1
         flow.step()
     flow.epoch = epoch
+
+
+# -- the Dataflow's checkpoint methods (installed here: the Dataflow knows nothing of files) --
+def _save_method(self, path, metadata: dict | None = None) -> None:
+    """Write the inputs' committed contents and ``metadata`` (plain JSON, e.g. window
+    positions) to directory ``path``: Arrow IPC files and a checksummed JSON manifest,
+    never pickle.  Restore with :meth:`load`."""
+    save(self, path, metadata)
+
+
+def _load_method(cls, path, build, **settings) -> "Dataflow":
+    """A new flow from the checkpoint at ``path``: ``build(flow)`` rebuilds the program
+    (operators are code, never read from the file), then the saved inputs are inserted
+    and stepped; outputs equal the saved flow's.  A damaged file raises
+    :class:`~ddlab.engine.checkpoint.CheckpointError` and builds nothing."""
+    return load(path, build, **settings)
+
+
+for _name, _method in (("save", _save_method), ("load", _load_method)):
+    _method.__name__, _method.__qualname__ = _name, f"Dataflow.{_name}"
+Dataflow.save = _save_method
+Dataflow.load = classmethod(_load_method)

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 from typing import Callable
 
+import pandas as pd
+
+from .columns import decode_column
 from .errors import DataflowError
 from .operators import aggregates as agg
 from .operators.arrange import Arrange
@@ -18,8 +21,9 @@ from .operators.io import SubscribeSink, ViewSink
 from .operators.join import Join
 from .operators.linear import (Concat, Consolidate, Filter, FilterColumns, FlatMap, Inspect, Map,
                                MapColumns, Negate, Project)
-from .operators.loops import Leave
+from .operators.loops import Enter, Leave
 from .operators.reduce import Reduce
+from .view import View, unique_names
 
 #: ``key_columns`` value meaning "the whole record is the key" (distinct, set operations).
 WHOLE_RECORD = 0
@@ -229,8 +233,6 @@ class Collection:
 
     def _bring(self, other: "Collection", nkey: int | None = None) -> "Collection":
         """``other`` as seen from this collection's scope (entered if it is outside)."""
-        from .loops import bring_into
-
         return bring_into(self.scope, other, nkey)
 
     def _align(self, other: "Collection", nkey: int | None = None) -> "Collection":
@@ -243,8 +245,6 @@ class Collection:
         return self
 
     def _bring_to(self, scope, nkey=None) -> "Collection":
-        from .loops import bring_into
-
         return bring_into(scope, self, nkey)
 
     def enter(self, loop) -> "Collection":
@@ -255,8 +255,6 @@ class Collection:
         >>> inside.scope.path, inside.flow is flow
         ('root/double', True)
         """
-        from .loops import bring_into
-
         return bring_into(loop.scope, self)
 
     def _keyed(self, other: "Collection | None", nkey: int):
@@ -454,9 +452,7 @@ class Collection:
         >>> sorted(reach.to_dict())
         [1, 2, 3]
         """
-        from .loops import Loop
-
-        loop = Loop(self.flow, self.scope, name or "iterate", max_iterations)
+        loop = self.flow.loop(name or "iterate", max_iterations, within=self)
         var = loop.variable(self)
         result = var.set(body(var))  # set() enters a result built outside the loop
         return loop.leave(result)
@@ -474,9 +470,7 @@ class Collection:
         >>> out.to_dict()
         {(5, 1): 1, (6, 0): 1}
         """
-        from .loops import Loop
-
-        loop = Loop(self.flow, self.scope, name or "prioritize", max_iterations, prioritized=True)
+        loop = self.flow.loop(name or "prioritize", max_iterations, prioritized=True, within=self)
         var = loop.variable(self, priority=priority)
         result = var.set(body(var))  # set() enters a result built outside the loop
         return loop.leave(result)
@@ -509,10 +503,6 @@ class Collection:
          x time  diff
          2 (1,)     1
         """
-        import pandas as pd
-
-        from .columns import decode_column
-
         trace = getattr(self.op, "trace", None)
         if trace is None:
             arranged = next(iter(self.op.arrangements.values()), None)
@@ -523,8 +513,6 @@ class Collection:
         rows = trace.compacted_rows()
         names = self.columns if self.columns and len(self.columns) == len(rows.cols) else [
             f"c{j}" for j in range(len(rows.cols))]
-        from .view import unique_names
-
         names = unique_names(names, reserved=("time", "diff"))
         interner = self.flow.interner
         data = {n: decode_column(c, k, interner)
@@ -541,8 +529,6 @@ class Collection:
         >>> v.to_dict(), len(v), v.epoch
         ({3: 2}, 1, 1)
         """
-        from .view import View
-
         if self.scope.parent is not None:
             raise DataflowError(f"{self!r} is inside loop {self.scope.path!r}; views read "
                                 "collections outside loops (use leave() first)")
@@ -571,3 +557,22 @@ class Collection:
         sink = SubscribeSink(self.scope, self.op, fn, name or f"subscriber of {self.op.name}")
         self.flow.add_subscriber(sink)
         return self
+
+
+def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
+    """``other`` as seen from ``scope``: itself, or entered if it lives in an enclosing scope
+    (through its arrangement by ``nkey`` fields when a keyed operator will read it)."""
+    if other.flow is not scope.flow:
+        raise DataflowError(f"{other!r} belongs to another Dataflow")
+    if other.scope is scope:
+        return other
+    if not scope.is_within(other.scope):
+        raise DataflowError(
+            f"{other!r} is defined inside loop {other.scope.path!r}, which is not around "
+            f"{scope.path!r}; take it out of the loop with leave(), or build the loop inside "
+            f"that one (enter its seed first: seed.enter(collection_in_the_loop).iterate(...))")
+    source = other.arrange(nkey).op if nkey is not None else other.op
+    entered = source.entered.get(id(scope))
+    if entered is None:
+        entered = source.entered[id(scope)] = Enter(scope, source)
+    return Collection(entered, other.columns)

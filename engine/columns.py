@@ -238,3 +238,33 @@ def _mix(x: np.ndarray) -> np.ndarray:
     x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return x ^ (x >> np.uint64(31))
 
+
+# -- decoded records as user functions see them (explanations evaluate them again) ------
+def user_form(record):
+    """How user functions see a record: the bare value for one field."""
+    return record[0] if len(record) == 1 else record
+
+
+def as_record(value) -> tuple:
+    """A user function's record as a tuple (a bare value is a one-field record)."""
+    return value if isinstance(value, tuple) else (value,)
+
+
+def columns_of(records: list) -> list:
+    """Numpy columns of decoded records, as column-wise user functions receive them."""
+    if not records:
+        return []
+    cols = []
+    for values in zip(*records):
+        types = set(map(type, values))
+        if types <= {bool}:
+            cols.append(np.array(values, dtype=bool))
+        elif types <= {int}:
+            cols.append(np.array(values, dtype=np.int64))
+        elif types <= {int, float}:
+            cols.append(np.array(values, dtype=np.float64))
+        else:
+            arr = np.empty(len(values), dtype=object)
+            arr[:] = list(values)
+            cols.append(arr)
+    return cols

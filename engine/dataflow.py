@@ -1,4 +1,8 @@
-"""The Dataflow: inputs, epochs, rollback, statistics."""
+"""The Dataflow: inputs, epochs, rollback, statistics.
+
+Its checkpoint methods (``save``, ``load``) are installed by :mod:`.checkpoint`, and its why
+methods (``why``, ``why_loop``, ``why_cost``) by :mod:`.why`, both imported with
+``ddlab.engine``: the Dataflow knows nothing of either."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -6,8 +10,9 @@ from time import perf_counter
 
 import pandas as pd
 
+from .batch import concat_batches
 from .collection import Collection
-from .columns import Interner
+from .columns import Interner, decode_column
 from .budget import DEFAULT_MAX_ROWS_PER_EPOCH
 from .fusion import fuse, route, settle
 from .errors import DataflowError, StepInProgress
@@ -130,15 +135,19 @@ class Dataflow:
         return dict(self._inputs)
 
     def loop(self, name: str = "loop", max_iterations: int | None = None,
-             prioritized: bool = False) -> Loop:
-        """A loop scope for mutual recursion: see :class:`~ddlab.engine.loops.Loop`.
+             prioritized: bool = False, *, within=None) -> Loop:
+        """A loop scope for mutual recursion: see :class:`~ddlab.engine.loops.Loop`;
+        ``within``: a collection (or loop) whose scope the loop nests in (default: the top).
 
         >>> flow = Dataflow(); xs = flow.input("xs")
         >>> loop = flow.loop("reach"); x = loop.variable(xs)
-        >>> loop.scope.path, x.scope.path
-        ('root/reach', 'root/reach')
+        >>> loop.scope.path, x.scope.path, flow.loop("inner", within=x).scope.path
+        ('root/reach', 'root/reach', 'root/reach/inner')
         """
-        return Loop(self, self.root, name, max_iterations, prioritized)
+        scope = self.root if within is None else within.scope
+        if scope.flow is not self:
+            raise DataflowError(f"{within!r} belongs to another Dataflow")
+        return Loop(self, scope, name, max_iterations, prioritized)
 
     def iterate(self, seeds, body, max_iterations: int | None = None, name: str = "iterate"):
         """Mutual recursion: ``body(*variables)`` returns one result per seed; returns the
@@ -261,25 +270,6 @@ class Dataflow:
                          f"before it. Its {n_inputs} input updates were not applied (they "
                          f"are in this exception's .discarded_updates).")
 
-    # -- checkpoints (engine/checkpoint.py) ----------------------------------------------
-    def save(self, path, metadata: dict | None = None) -> None:
-        """Write the inputs' committed contents and ``metadata`` (plain JSON, e.g. window
-        positions) to directory ``path``: Arrow IPC files and a checksummed JSON manifest,
-        never pickle.  Restore with :meth:`load`."""
-        from .checkpoint import save
-
-        save(self, path, metadata)
-
-    @classmethod
-    def load(cls, path, build, **settings) -> "Dataflow":
-        """A new flow from the checkpoint at ``path``: ``build(flow)`` rebuilds the program
-        (operators are code, never read from the file), then the saved inputs are inserted
-        and stepped; outputs equal the saved flow's.  A damaged file raises
-        :class:`~ddlab.engine.checkpoint.CheckpointError` and builds nothing."""
-        from .checkpoint import load
-
-        return load(path, build, **settings)
-
     # -- introspection -----------------------------------------------------------------
     @property
     def stats_epochs(self) -> int | None:
@@ -385,9 +375,6 @@ class Dataflow:
             epoch = self.epoch - 1
         out = {}
         for name, batches in self.statistics.inputs(epoch).items():
-            from .batch import concat_batches
-            from .columns import decode_column
-
             batch = concat_batches(batches, name).consolidate()
             cols = self._inputs[name].columns
             names = list(cols) if cols and len(cols) == batch.arity else [
@@ -409,61 +396,6 @@ class Dataflow:
         True
         """
         return dict(self.statistics.retained(self.epoch - 1 if epoch is None else epoch))
-
-    # -- why views (engine/why) ----------------------------------------------------------
-    def why(self, collection, record, *, verify: bool = True, budget: int | None = 2_000_000,
-            names: dict | None = None):
-        """Input records sufficient to produce ``record`` in ``collection`` (after the last
-        completed epoch), with its derivation operator by operator; checked by replaying the
-        program from scratch on them (``verify``).  A record not there says so, and one that
-        left on the last move is explained on the previous epoch with the changes that
-        removed it.  See :mod:`ddlab.engine.why.explain` for what is exact and what a bound.
-
-        >>> from ddlab.algorithms import connected_components
-        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
-        >>> labels = connected_components(edges)
-        >>> edges.insert([(1, 2), (2, 3), (3, 4), (2, 5), (7, 8)]); _ = flow.step()
-        >>> why = flow.why(labels, (4, 1))
-        >>> why.inputs["edges"][["src", "dst"]].values.tolist(), why.verified
-        ([[1, 2], [2, 3], [3, 4]], True)
-        """
-        from .why import explain
-
-        return explain(self, collection, record, verify=verify, budget=budget, names=names)
-
-    def why_loop(self, loop: str | None = None, top: int = 10) -> list:
-        """Per loop (``"root/cc"``; default every loop), for the last completed epoch: the
-        iterations used, records in difference per iteration (as :meth:`loop_differences`),
-        updates per operator inside it, and the ``top`` keys that kept changing longest with
-        their values over the iterations.
-
-        >>> from ddlab.algorithms import connected_components
-        >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
-        >>> _ = connected_components(edges, prioritized=False).view()
-        >>> edges.insert([(1, 2), (2, 3), (3, 4)]); _ = flow.step()
-        >>> activity = flow.why_loop("root/cc")[0]
-        >>> activity.iterations["records"].tolist(), activity.top_keys["key"].tolist()[:1]
-        ([4, 4, 2], [4])
-        """
-        from .why import loop_activity
-
-        return loop_activity(self, loop, top)
-
-    def why_cost(self, epoch: int | None = None, groups: dict | None = None):
-        """The cost of the last move (or ``epoch``) by operator and by ``groups`` (operator
-        id -> declaration name), beside the move before it: runs, updates in and out,
-        milliseconds, trace growth and the input changes; the rows add up to the measured
-        totals (:class:`StepReport`).
-
-        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
-        >>> xs.insert([1, 2]); _ = flow.step(); xs.insert([3]); _ = flow.step()
-        >>> cost = flow.why_cost()
-        >>> cost.adds_up(), cost.totals[1]["input_updates"], cost.totals[0]["input_updates"]
-        (True, 1, 2)
-        """
-        from .why import move_cost
-
-        return move_cost(self, epoch, groups)
 
     def loops(self) -> list[str]:
         """Scope paths of every loop, outermost first (``"root/scc"``, ``"root/scc/reach"``).

@@ -18,12 +18,16 @@ import numpy as np
 
 __all__ = ["leq", "lub", "glb", "leq_rows", "lub_rows", "advance", "pack_priority",
            "unpack_priority", "iteration_of", "display_time", "EPOCH", "ITERATION", "PRIORITY",
-           "PRIORITY_BITS", "ITERATION_MASK", "MAX_PRIORITY", "MAX_PRIORITIZED_ITERATIONS"]
+           "PRIORITY_BITS", "ITERATION_MASK", "MAX_PRIORITY", "MAX_PRIORITIZED_ITERATIONS",
+           "FIXED_POINT"]
 
 PRIORITY_BITS = 20  # iteration part: small packed values sort and pack fast
 ITERATION_MASK = (1 << PRIORITY_BITS) - 1
 MAX_PRIORITY = (1 << 40) - 1
 MAX_PRIORITIZED_ITERATIONS = ITERATION_MASK - 1
+#: A loop coordinate past every iteration: a loop's collection "at the fixed point" (what
+#: leaving the loop presents; explanations read a loop's collection there)
+FIXED_POINT = 1 << 62
 
 #: Coordinate kinds, outermost first: ``"epoch"``, ``"iteration"`` or ``"priority"``.
 EPOCH, ITERATION, PRIORITY = "epoch", "iteration", "priority"

@@ -7,34 +7,16 @@ are its one-variable shorthands.
 """
 from __future__ import annotations
 
-from .collection import Collection
+from .collection import Collection, bring_into
 from .errors import DataflowError
 from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY
 from .operators.linear import Concat
-from .operators.loops import Enter, Feedback, Ingress
+from .operators.loops import Feedback, Ingress
+from .scope import Scope
 
 #: The iteration bound of every loop unless its ``max_iterations`` (or the Dataflow's) says
 #: otherwise: a loop still changing after this many iterations raises NonConvergenceError.
 DEFAULT_MAX_ITERATIONS = 10_000
-
-
-def bring_into(scope, other: Collection, nkey: int | None = None) -> Collection:
-    """``other`` as seen from ``scope``: itself, or entered if it lives in an enclosing scope
-    (through its arrangement by ``nkey`` fields when a keyed operator will read it)."""
-    if other.flow is not scope.flow:
-        raise DataflowError(f"{other!r} belongs to another Dataflow")
-    if other.scope is scope:
-        return other
-    if not scope.is_within(other.scope):
-        raise DataflowError(
-            f"{other!r} is defined inside loop {other.scope.path!r}, which is not around "
-            f"{scope.path!r}; take it out of the loop with leave(), or build the loop inside "
-            f"that one (enter its seed first: seed.enter(collection_in_the_loop).iterate(...))")
-    source = other.arrange(nkey).op if nkey is not None else other.op
-    entered = source.entered.get(id(scope))
-    if entered is None:
-        entered = source.entered[id(scope)] = Enter(scope, source)
-    return Collection(entered, other.columns)
 
 
 class Loop:
@@ -49,8 +31,6 @@ class Loop:
         """``hint``: what to tell the person when the loop does not converge, in the words of
         what built it (a rules program names its recursive rules); replaces the engine's
         generic advice in the :class:`NonConvergenceError`."""
-        from .scope import Scope
-
         bound = max_iterations if max_iterations is not None else flow.max_iterations
         if prioritized and bound > MAX_PRIORITIZED_ITERATIONS:
             raise DataflowError(f"a prioritized loop counts at most {MAX_PRIORITIZED_ITERATIONS} "

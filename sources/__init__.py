@@ -20,11 +20,13 @@ _EXPORTS = {
     # timeparse.py
     "detect_time_format": "timeparse", "strftime_to_spark": "timeparse",
     # datasets.py
-    "load_dataset": "datasets", "DATASETS": "datasets", "DatasetNotFound": "datasets",
+    "DatasetNotFound": "datasets",
     "collegemsg": "datasets", "twitter24h": "datasets", "travian": "datasets", "enron": "datasets",
     "bitcoinotc": "datasets", "shared_data_dir": "datasets", "collegemsg_path": "datasets",
     "collegemsg_pandas": "datasets",
-    "dataset_names": "datasets", "travian_by_alliance": "datasets",
+    # catalog.py
+    "load_dataset": "catalog", "DATASETS": "catalog", "dataset_names": "catalog",
+    "travian_by_alliance": "catalog",
     # labels.py
     "travian_alliances": "labels", "travian_messages_by_alliance": "labels",
     # window_cache.py
@@ -60,9 +62,9 @@ def __dir__():
 
 if TYPE_CHECKING:  # pragma: no cover
     from .baseline import BaselineResult, stateless_cc
-    from .datasets import (DATASETS, DatasetNotFound, bitcoinotc, collegemsg, collegemsg_path, enron,
-                           travian_by_alliance,
-                           dataset_names, load_dataset, shared_data_dir, travian, twitter24h)
+    from .catalog import DATASETS, dataset_names, load_dataset, travian_by_alliance
+    from .datasets import (DatasetNotFound, bitcoinotc, collegemsg, collegemsg_path, enron,
+                           shared_data_dir, travian, twitter24h)
     from .feed import WindowFeed
     from .moves import MoveController
     from .labels import travian_alliances, travian_messages_by_alliance

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from .session import require_pyspark
+from .session import get_spark, require_pyspark
 
 __all__ = ["BaselineResult", "stateless_cc"]
 
@@ -63,8 +63,6 @@ def stateless_cc(edges, *, spark=None, max_iterations: int = 1000) -> BaselineRe
     """
     require_pyspark()
     from pyspark.sql import functions as F
-
-    from .session import get_spark
 
     if isinstance(edges, pd.DataFrame):
         spark = spark or get_spark()

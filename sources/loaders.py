@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple, Sequence
 
-from .session import require_pyspark
+from .session import get_spark, require_pyspark
+from .timeparse import detect_time_format, spark_pattern, time_expr
 
 __all__ = ["LoadError", "LoadReport", "LoadResult", "load_events", "CANONICAL"]
 
@@ -286,8 +287,6 @@ def load_events(
     inclusive; None = open) are skipped and counted in the report.
     """
     require_pyspark()
-    from .session import get_spark
-
     if ids not in ("auto", "long", "string"):
         raise LoadError(f"ids={ids!r}: use 'auto', 'long' or 'string'")
     if spark is None:
@@ -351,8 +350,6 @@ def _time_format(raw, tcol: str, dtypes: dict, time_format, described: str) -> s
     values (one small job)."""
     from pyspark.sql import functions as F
 
-    from .timeparse import detect_time_format, spark_pattern
-
     if dtypes[tcol] in ("timestamp", "timestamp_ntz", "date"):
         time_format = "timestamp"
     elif time_format is None:
@@ -368,8 +365,6 @@ def _flag_rows(raw, corrupt, from_files, described, read_as, mapping, cols: _Col
                time_range, ids, sep):
     """``(flagged, int_ids)``: the raw rows with ``_t`` (parsed time), ``_reason`` (why a row
     is malformed: the first matching check, or null), ``_file`` and ``_row`` (its text)."""
-    from .timeparse import time_expr
-
     F, dtypes = cols.F, cols.dtypes
     s, d, tcol = mapping["src"], mapping["dst"], mapping["time"]
     int_ids = dtypes[s] in _INTEGRAL and dtypes[d] in _INTEGRAL

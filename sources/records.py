@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .loaders import LoadError
-from .session import require_pyspark
+from .session import get_spark, require_pyspark
 
 __all__ = ["records_with_diff", "collect_records"]
 
@@ -63,8 +63,6 @@ def collect_records(source, columns, *, multigraph: bool = False, spark=None) ->
 
     if isinstance(source, str):
         if spark is None:
-            from .session import get_spark
-
             spark = get_spark()
         source = spark.sql(source)
     df = getattr(source, "df", source)          # a LoadResult holds its DataFrame

@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import jvm_archive
+from . import class_archive
 
 __all__ = [
     "SparkUnavailable",
@@ -316,7 +316,7 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
                                    f"{_short(exc)}{hint}") from None
     if where.startswith("local"):
         conf.update(_LOCAL_CONF)
-        archive = jvm_archive.java_options(java) if java is not None else ""
+        archive = class_archive.java_options(java) if java is not None else ""
         # the caller's options last: they win over the archive's (e.g. -Xshare:on)
         conf["spark.driver.extraJavaOptions"] = (
             f"-Dlog4j2.configurationFile=file:{_log4j_file()} {archive} {java_options}".strip())
@@ -345,7 +345,7 @@ def build_session(master: str | None = None, remote: str | None = None, config: 
     except Exception:
         pass
     if java is not None and where.startswith("local"):
-        jvm_archive.start_building(java)   # once per machine, in the background
+        class_archive.start_building(java)   # once per machine, in the background
     return spark
 
 

@@ -27,20 +27,17 @@ from typing import Callable
 import numpy as np
 import pandas as pd
 
-from .windows import SlidingWindows, format_duration, to_seconds
+from .._version import __version__
+from .caches import cache_dir
+from .catalog import DATASETS, load_dataset
+from .datasets import TRAVIAN_KINDS, collegemsg_path, dataset_path
+from .session import get_spark
+from .windows import SlidingWindows, format_duration, to_seconds, window_updates
 
 __all__ = ["StoredWindows", "cached_windows", "windows_cached", "dataset_files", "cache_dir", "CACHE_FORMAT"]
 
 #: Bumped whenever what is stored (or how batches are computed) changes meaning.
 CACHE_FORMAT = 1
-
-
-def cache_dir() -> Path:
-    """Where cached window batches live (see the module's docstring)."""
-    if os.environ.get("DDLAB_CACHE_DIR"):
-        return Path(os.environ["DDLAB_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "ddlab"
 
 
 class StoredWindows(SlidingWindows):
@@ -89,8 +86,6 @@ class StoredWindows(SlidingWindows):
 
 def dataset_files(name: str, path=None) -> list[Path]:
     """The files a named dataset is read from (what its cached windows depend on)."""
-    from .datasets import DATASETS, TRAVIAN_KINDS, collegemsg_path, dataset_path
-
     key = name.lower().replace("_", "").replace(" ", "")
     if key == "collegemsg":
         return [collegemsg_path()]
@@ -119,8 +114,6 @@ def _fingerprint(files: list[Path]) -> list:
 
 
 def _key(name, files, width, step, start, multigraph, variant, load_kwargs) -> tuple[str, dict]:
-    from ddlab._version import __version__
-
     material = {"format": CACHE_FORMAT, "ddlab": __version__, "dataset": name,
                 "files": _fingerprint(files), "width": width, "step": step, "start": start,
                 "multigraph": bool(multigraph), "variant": variant,
@@ -168,10 +161,6 @@ def cached_windows(name: str, width, step, *, path=None, start: int | None = Non
         stored = _read_or_say_why(target, say)
         if stored is not None:
             return stored
-    from .datasets import load_dataset
-    from .session import get_spark
-    from .windows import window_updates
-
     say("starting Spark (the JVM's first start takes a while)")
     session = spark or get_spark()
     say(f"loading {name} on Spark")

@@ -26,7 +26,8 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from .session import require_pyspark
+from .loaders import LoadResult
+from .session import get_spark, require_pyspark
 
 __all__ = ["SlidingWindows", "WindowBatches", "WindowPlan", "window_batches", "window_updates", "to_seconds",
            "events_in_window", "format_duration", "format_span"]
@@ -87,13 +88,9 @@ def _offset(seconds: int, days: bool) -> str:
 
 
 def _as_spark_df(events, spark):
-    from .loaders import LoadResult
-
     if isinstance(events, LoadResult):  # (not hasattr: a Connect DataFrame has every attribute)
         events = events.df
     if isinstance(events, pd.DataFrame):
-        from .session import get_spark
-
         return (spark or get_spark()).createDataFrame(events)
     return events
 
@@ -360,8 +357,6 @@ def window_updates(events, width, step, *, multigraph: bool = False, start: int 
 
 def _known_range(events) -> tuple[int, int] | None:
     """The events' time range when their load report counted it (no Spark job needed)."""
-    from .loaders import LoadResult
-
     if isinstance(events, LoadResult):
         return events.report.time_range
     return None

@@ -23,7 +23,7 @@ MIN_EXAMPLES = {
     "ddlab.kernel_ext.summaries": 1, "ddlab.kernel_ext.commands.stepping": 1,
     "ddlab.kernel_ext.display.tables": 1, "ddlab.kernel_ext.display.lattice": 1,
     "ddlab.engine.budget": 1, "ddlab.engine.checkpoint": 1, "ddlab.engine.testing": 1,
-    "ddlab.sources.datasets": 1, "ddlab.sources.loaders": 1,
+    "ddlab.sources.catalog": 1, "ddlab.sources.loaders": 1,
 }
 
 

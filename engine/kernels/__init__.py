@@ -135,11 +135,11 @@ def warm_up() -> float:
     if _state["ready"] or not available():
         return 0.0
     start = perf_counter()
-    from . import join as _join, reduce as _reduce, rows as _rows_module
+    from . import histories, matching, rows
 
-    _reduce.warm_up()
-    _join.warm_up()
-    _rows_module.warm_up()
+    histories.warm_up()   # the reduce's kernels
+    matching.warm_up()    # the join's
+    rows.warm_up()
     _state["ready"] = True
     _state["load_seconds"] = perf_counter() - start
     _write_stamp()
@@ -238,8 +238,6 @@ def status() -> str:
     return "compiled kernels: not loaded yet (on first use)"
 
 
-_reduce_process = None
-_join_process = None
 _rows = None
 
 def _rows_module():
@@ -293,26 +291,6 @@ def consolidate(cols, diffs, times=None):
     return tuple(mat[:k]), mat[k:].T, weights
 
 
-def reduce_process(op, t, inputs, pending) -> bool:
-    """``Reduce.process`` on the kernels (see :mod:`.reduce`); ``False`` when it declines."""
-    global _reduce_process
-    if _reduce_process is None:
-        from .reduce import process
-
-        _reduce_process = process
-    return _reduce_process(op, t, inputs, pending)
-
-
-def join_process(op, t, d_left, d_right) -> bool:
-    """``Join.process`` on the kernels (see :mod:`.join`); ``False`` when it declines."""
-    global _join_process
-    if _join_process is None:
-        from .join import process
-
-        _join_process = process
-    return _join_process(op, t, d_left, d_right)
-
-
 __all__ = ["available", "active", "warm_up", "cache_dir", "cache_is_warm",
-           "status", "reduce_process", "join_process", "consolidate", "merge_by_key",
+           "status", "consolidate", "merge_by_key",
            "merge_by_key_into", "merge_compact", "sort_by_key", "sort_values"]

@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 from time import perf_counter, process_time
 
+from . import available, cache_dir, warm_up
+
 
 def main() -> int:
-    from . import available, cache_dir, warm_up
-
     if not available():
         print("numba is not usable here: nothing to compile", file=sys.stderr)
         return 1

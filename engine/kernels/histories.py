@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import logics
 from .logics import lexsort_segment
 
 
@@ -203,3 +204,20 @@ def unique_codes(codes):
             m += 1
     return out[:m].copy()
 
+
+def warm_up() -> None:
+    """Compile (or load) the kernels every built-in logic but ``threshold`` uses (those of
+    :mod:`.reduce`) on tiny inputs."""
+    no_rows, none = np.empty((1, 0), dtype=np.int64), np.empty(0, dtype=np.int64)
+    keys = np.array([1, 2], dtype=np.int64)
+    t = np.array([0, 1], dtype=np.int64)
+    data = np.array([[1, 1, 2], [1, 1, 2], [5, 3, 4], [0, 0, 0], [0, 2, 0], [1, -1, 1]],
+                    dtype=np.int64)
+    rows = np.empty((4, 8), dtype=np.int64)
+    later = np.empty((3, 8), dtype=np.int64)
+    n, nl = scan(data, data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
+    # a narrowed spine batch (int32; see trace.layout.narrowed)
+    scan(data.astype(np.int32), data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
+    unique_codes(np.array([2, 1, 2], dtype=np.int64))
+    logics.finish(logics.MIN, 1, True, False, 2, rows, n, 2, rows, n, 2, no_rows, none, none,
+                  later, nl)

@@ -25,20 +25,6 @@ from .. import tuning
 from .reduce import _buffers, _contiguous
 
 
-def _source(nkey: int, delta_arity: int, other_arity: int, delta_is_left: bool, select):
-    """``(2, ncols)``: for every output column, whether it comes from the delta (0) or the
-    other side (1), and which column there."""
-    if delta_is_left:
-        where = [(0, j) for j in range(delta_arity)] + \
-            [(1, j) for j in range(nkey, other_arity)]
-    else:
-        where = [(1, j) for j in range(other_arity)] + \
-            [(0, j) for j in range(nkey, delta_arity)]
-    if select is not None:
-        where = [where[k] for k in select]
-    return np.array(where, dtype=np.int64).reshape(-1, 2).T.copy()
-
-
 class _Plan:
     """What a join's kernel runs need that depends only on its traces' kinds (fixed once
     set): computed once per operator, not per run."""
@@ -56,8 +42,8 @@ class _Plan:
             return
         self.kinds = kinds if select is None else tuple(kinds[j] for j in select)
         # the output columns' sources when the left delta meets the right trace, and back
-        self.sources = {True: _source(nkey, len(lk), len(rk), True, select),
-                        False: _source(nkey, len(rk), len(lk), False, select)}
+        self.sources = {True: M.column_sources(nkey, len(lk), len(rk), True, select),
+                        False: M.column_sources(nkey, len(rk), len(lk), False, select)}
 
 
 _plans: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -143,22 +129,3 @@ def _match(op, out, n, budget, data, m, is_sorted, first, rdepth, dcodes, order,
         if budget:
             check_pending(op, -n2, "join")
         out = _buffers.get("join", out.shape[0], -n2, n)
-
-
-def warm_up() -> None:
-    """Compile (or load) the join's kernels on tiny inputs."""
-    data = np.array([[1, 1, 2], [1, 1, 2], [5, 3, 4], [0, 0, 0], [0, 2, 0], [1, -1, 1]],
-                    dtype=np.int64)
-    dcodes = np.array([2, 1], dtype=np.int64)
-    order = M.key_order(dcodes)
-    dcols = np.array([[2, 1], [7, 8]], dtype=np.int64)
-    diffs = np.array([1, -1], dtype=np.int64)
-    source = _source(1, 2, 2, True, None)
-    t = np.array([0, 1], dtype=np.int64)
-    out = np.empty((6, 16), dtype=np.int64)
-    n = M.match(data, 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t, 1, out, 0)
-    n = M.match(data, 3, False, 1, 2, dcodes, order, dcols, diffs, 1, source, t, -1, out, n)
-    # a narrowed spine batch (int32; see trace.layout.narrowed)
-    M.match(data.astype(np.int32), 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t,
-            1, out, n)
-    M.group_by_time(out, n, 3, 2)

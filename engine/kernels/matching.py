@@ -163,3 +163,36 @@ def group_by_time(out, n, ncols, depth):
         i = j
     starts[groups] = m
     return cols[:, :m].copy(), times[:m].copy(), diffs[:m].copy(), starts[:groups + 1].copy()
+
+
+def column_sources(nkey: int, delta_arity: int, other_arity: int, delta_is_left: bool, select):
+    """``(2, ncols)``: for every output column, whether it comes from the delta (0) or the
+    other side (1), and which column there."""
+    if delta_is_left:
+        where = [(0, j) for j in range(delta_arity)] + \
+            [(1, j) for j in range(nkey, other_arity)]
+    else:
+        where = [(1, j) for j in range(other_arity)] + \
+            [(0, j) for j in range(nkey, delta_arity)]
+    if select is not None:
+        where = [where[k] for k in select]
+    return np.array(where, dtype=np.int64).reshape(-1, 2).T.copy()
+
+
+def warm_up() -> None:
+    """Compile (or load) the join's kernels (:mod:`.join`) on tiny inputs."""
+    data = np.array([[1, 1, 2], [1, 1, 2], [5, 3, 4], [0, 0, 0], [0, 2, 0], [1, -1, 1]],
+                    dtype=np.int64)
+    dcodes = np.array([2, 1], dtype=np.int64)
+    order = key_order(dcodes)
+    dcols = np.array([[2, 1], [7, 8]], dtype=np.int64)
+    diffs = np.array([1, -1], dtype=np.int64)
+    source = column_sources(1, 2, 2, True, None)
+    t = np.array([0, 1], dtype=np.int64)
+    out = np.empty((6, 16), dtype=np.int64)
+    n = match(data, 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t, 1, out, 0)
+    n = match(data, 3, False, 1, 2, dcodes, order, dcols, diffs, 1, source, t, -1, out, n)
+    # a narrowed spine batch (int32; see trace.layout.narrowed)
+    match(data.astype(np.int32), 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t,
+          1, out, n)
+    group_by_time(out, n, 3, 2)

@@ -242,19 +242,3 @@ def _keep_nonzero(cols, w, starts):
         return cols, w, starts
     kept = np.concatenate([[0], np.cumsum(keep)])
     return cols[:, keep], w[keep], kept[starts]
-
-
-def warm_up() -> None:
-    """Compile (or load) the kernels every built-in logic but ``threshold`` uses."""
-    keys = np.array([1, 2], dtype=np.int64)
-    t = np.array([0, 1], dtype=np.int64)
-    data = np.array([[1, 1, 2], [1, 1, 2], [5, 3, 4], [0, 0, 0], [0, 2, 0], [1, -1, 1]],
-                    dtype=np.int64)
-    rows = np.empty((4, 8), dtype=np.int64)
-    later = np.empty((3, 8), dtype=np.int64)
-    n, nl = H.scan(data, data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
-    # a narrowed spine batch (int32; see trace.layout.narrowed)
-    H.scan(data.astype(np.int32), data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
-    H.unique_codes(np.array([2, 1, 2], dtype=np.int64))
-    L.finish(L.MIN, 1, True, False, 2, rows, n, 2, rows, n, 2, _EMPTY_ROWS, _EMPTY, _EMPTY,
-             later, nl)

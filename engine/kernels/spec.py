@@ -1,6 +1,6 @@
-"""What the kernels compute, without importing numba: the logic codes and which records
-qualify (operators ask this at build time and on every run; numba loads only when a kernel
-actually runs)."""
+"""What the kernels compute, without importing numba: the logic codes (each built-in reduce
+logic says its own, as its ``kernel_code``) and which records qualify (operators ask this at
+build time and on every run; numba loads only when a kernel actually runs)."""
 from __future__ import annotations
 
 from ..columns import BOOL, INT, OBJECT
@@ -9,23 +9,6 @@ COUNT, SUM, MIN, MAX, DISTINCT, GIVEN = 0, 1, 2, 3, 4, 5
 
 _ORDERED = (INT, BOOL)
 _EQUALITY = (INT, BOOL, OBJECT)
-
-
-def logic_code(logic) -> int | None:
-    """The kernel's code for a built-in reduce logic, or ``None`` (user reducers, top-k and
-    the set operations take the numpy path)."""
-    from ..operators import aggregates as agg
-
-    kind = type(logic)
-    if kind is agg.Count:
-        return COUNT
-    if kind is agg.Sum:
-        return SUM
-    if kind is agg.Extreme:
-        return MAX if logic.largest else MIN
-    if kind is agg.Threshold:
-        return DISTINCT if logic is agg.DISTINCT else GIVEN
-    return None
 
 
 def qualifies(code: int, nkey: int, kinds) -> bool:

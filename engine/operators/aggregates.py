@@ -18,6 +18,7 @@ from .. import tuning
 from ..batch import row_boundaries, sort_order, unify_kinds
 from ..columns import OBJECT, INT, FLOAT, BOOL, KIND_NAMES, decode_rows, encode_rows
 from ..errors import SchemaError, OperatorError
+from ..kernels.spec import COUNT, DISTINCT as DISTINCT_CODE, GIVEN, MAX, MIN, SUM
 from .linear import _describe
 
 _ONE = np.int64(1)
@@ -49,6 +50,16 @@ def _rank(col, kind, interner):
     return codes
 
 
+def _explain_kept(tracer, step, op, rec, t, what: str):
+    """A record a reduce keeps from its group (a min, a max, one of a top k, a distinct
+    record) is explained by itself upstream: the rest of its group is not needed."""
+    up = op.inputs[0]
+    group = tracer.hist.content(up, tracer.hist.key_pattern([rec], op.nkey or len(rec)), t)
+    step.note = (f"the {what} of {len(group)} record(s) of its group" if op.nkey
+                 else "present upstream")
+    return [("P", up, rec, t, 1)]
+
+
 class _PerKey:
     """An aggregate over one input's accumulated groups: empty input gives empty output,
     otherwise :meth:`aggregate` sees the accumulation ``a`` (sorted by key) and the key width."""
@@ -67,6 +78,7 @@ class Count(_PerKey):
     """``(key, number of records with that key)``, multiplicities counted."""
 
     name = "count"
+    kernel_code = COUNT
 
     def aggregate(self, a, nkey, op):
         starts = group_starts(a.cols[:nkey])
@@ -89,6 +101,7 @@ class Sum(_PerKey):
     """``(key, sum of value * multiplicity)`` for the single value column."""
 
     name = "sum"
+    kernel_code = SUM
 
     def aggregate(self, a, nkey, op):
         if len(a.cols) != nkey + 1 or a.kinds[nkey] not in (INT, FLOAT, BOOL):
@@ -118,6 +131,12 @@ class Extreme(_PerKey):
     def __init__(self, largest: bool):
         self.largest = largest
         self.name = "max" if largest else "min"
+        self.kernel_code = MAX if largest else MIN
+
+    def explain_present(self, tracer, step, op, rec, t, sign):
+        """(The reduce's explanation hook, see :meth:`Reduce.explain_present`.)"""
+        return _explain_kept(tracer, step, op, rec, t,
+                             "largest" if self.largest else "smallest")
 
     def empty(self, a, nkey):
         return _empty(a.kinds if a else (INT,) * (nkey + 1))
@@ -162,6 +181,15 @@ class Threshold:
 
     def __init__(self, fn, name: str):
         self.fn, self.name = fn, name
+
+    @property
+    def kernel_code(self) -> int:
+        return DISTINCT_CODE if self is DISTINCT else GIVEN
+
+    def explain_present(self, tracer, step, op, rec, t, sign):
+        if self is DISTINCT and sign > 0:
+            return _explain_kept(tracer, step, op, rec, t, "kept")
+        return None
 
     def evaluate(self, accs, op):
         a = accs[0]
@@ -212,6 +240,9 @@ class TopK(_PerKey):
         self.k, self.largest = int(k), largest
         self.name = f"top_{k}"
 
+    def explain_present(self, tracer, step, op, rec, t, sign):
+        return _explain_kept(tracer, step, op, rec, t, "kept")
+
     def empty(self, a, nkey):
         return _empty(a.kinds if a else (INT,) * (nkey + 1))
 
@@ -240,6 +271,26 @@ class SetOperation:
 
     def __init__(self, name, fn):
         self.name, self.fn = name, fn
+
+    def explain_present(self, tracer, step, op, rec, t, sign):
+        """A union's record by the side with the larger multiplicity, an intersection's by
+        both sides (or, absent, by the side missing it); anything else by whole groups."""
+        hist, ins = tracer.hist, op.inputs
+        pattern = hist.record_pattern([rec])
+        a = hist.content(ins[0], pattern, t)[rec]
+        b = hist.content(ins[1], pattern, t)[rec]
+        if self.name == "union" and sign > 0:
+            up = tracer.earliest([up for up, m in zip(ins, (a, b)) if m > 0], rec, t, 1)
+            if up is None:
+                raise LookupError(f"{op.label}: no input holds {rec!r}")
+            step.note = "the larger multiplicity of the two sides"
+            return [("P", up, rec, t, 1)]
+        if self.name == "intersect" and sign > 0:
+            step.note = "present on both sides"
+            return [("P", ins[0], rec, t, 1), ("P", ins[1], rec, t, 1)]
+        if self.name == "intersect":
+            return [("P", ins[0] if a < 0 else ins[1], rec, t, -1)]
+        return None
 
     def evaluate(self, accs, op):
         a, b = accs

@@ -13,6 +13,7 @@ from .base import Operator
 class Arrange(Operator):
     kind = "arrange"
     fusable = True
+    passes_records = presents_input = True
 
     def __init__(self, scope, up, nkey: int, name=None):
         super().__init__(scope, [up], name)
@@ -32,3 +33,9 @@ class Arrange(Operator):
 
     def traces(self):
         return [self.trace]
+
+    def kept_trace(self):
+        return self.trace
+
+    def copy_into(self, scope, inputs):
+        return Arrange(scope, inputs[0], self.nkey, self.name)

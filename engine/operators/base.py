@@ -5,6 +5,7 @@ from time import perf_counter
 
 from ..batch import Batch, concat_batches
 from ..budget import charge
+from ..errors import DataflowError
 from ..lattice import leq
 
 
@@ -20,6 +21,15 @@ class Operator:
     """
 
     kind = "operator"
+    #: (explanations) whether each output update is an input update unchanged but for its
+    #: time (:meth:`upstream_time` maps it back): a record is explained by itself upstream
+    passes_records = False
+    #: (explanations) whether the output is the input's whole collection unchanged (its times
+    #: padded at most): explanations look through it to what it presents
+    presents_input = False
+    #: (explanations) whether its steps are shown in a derivation (``Explanation.nodes()``):
+    #: operators that compute something; the rest (arrangements, loop edges) is plumbing
+    shown_in_derivations = False
     #: operators fused into this one (see :mod:`~ddlab.engine.fusion`), upstream first: each
     #: runs at the start of this operator's run at the same time, instead of being scheduled
     fused: tuple = ()
@@ -89,8 +99,6 @@ class Operator:
         """An operator added downstream of one that already sent updates would never see
         them (operators hold no replayable history): refuse, before anything is registered."""
         if self.carried:
-            from ..errors import DataflowError
-
             raise DataflowError(
                 f"{self.label} has already sent updates ({self.flow.epoch} epochs ran); an "
                 f"operator added after it now would miss them and read wrong results. Build "
@@ -310,6 +318,63 @@ class Operator:
     def traces(self) -> list:
         """Traces this operator owns (for retained-state accounting and compaction)."""
         return []
+
+    # -- hooks of the analyses (engine/why): how this operator is explained, read, copied --
+    # An operator that overrides none is still run, stepped, checkpointed and costed; it is
+    # explained when it ``passes_records`` (or defines the two ``explain_*`` hooks), read
+    # from its nearest trace upstream when it has one input (else :meth:`derive_history`),
+    # and replayed once it defines :meth:`copy_into`.
+    def kept_trace(self):
+        """The trace holding this operator's whole output collection, if it keeps one."""
+        return None
+
+    def history_trace(self):
+        """The trace explanations read this operator's history from (``None``: derived
+        from its inputs by :meth:`derive_history`)."""
+        return self.kept_trace()
+
+    def known_kinds(self, kinds_of):
+        """The kinds of the output fields when the graph tells them without running anything
+        (``kinds_of(op)`` asks an upstream operator), else ``None``.  By default those of the
+        input of an operator passing or presenting its records unchanged."""
+        if self.inputs and (self.passes_records or self.presents_input):
+            return kinds_of(self.inputs[0])
+        return None
+
+    def upstream_time(self, t: tuple) -> tuple:
+        """The time at the input an output update at ``t`` comes from (an explanation walks
+        back through it)."""
+        return t
+
+    def explain_present(self, tracer, step, rec, t, sign) -> list:
+        """Why ``rec`` has a multiplicity of sign ``sign`` at inner time ``t`` here: the
+        demands on the inputs that derive it once, ``[("P", input, record, time, sign)]``
+        (:mod:`~ddlab.engine.why.lineage`; ``step.note`` says how, for the reader)."""
+        if self.passes_records:
+            return [("P", self.inputs[0], rec, self.upstream_time(t), sign)]
+        raise LookupError(f"explanations do not know operator kind {self.kind!r}")
+
+    def explain_exact(self, tracer, step, pattern, t, content) -> list:
+        """The demands ``[("E", input, pattern, time)]`` that give this operator's
+        collection restricted to ``pattern`` at ``t`` (which is ``content``) exactly."""
+        if self.passes_records:
+            return [("E", up, pattern, self.upstream_time(t)) for up in self.inputs]
+        raise LookupError(f"explanations do not know operator kind {self.kind!r}")
+
+    def derive_history(self, hist, pattern) -> dict:
+        """``{(record, inner time): diff}`` of this operator's output for the records
+        matching ``pattern``, from its inputs' (``hist.updates(input, pattern)``), when it
+        keeps no trace.  By default its only input's: right for operators that pass records
+        through unchanged."""
+        if len(self.inputs) == 1:
+            return hist.updates(self.inputs[0], pattern)
+        raise NotImplementedError(f"explanations do not know operator kind {self.kind!r}")
+
+    def copy_into(self, scope, inputs: list) -> "Operator":
+        """A copy of this operator in ``scope`` (of another flow), reading ``inputs`` (the
+        copies of its inputs built so far; later ones, a loop's feedback, are added with
+        :meth:`add_input`): how a replay rebuilds the program (:mod:`~ddlab.engine.why.replay`)."""
+        raise DataflowError(f"cannot replay operator {self.label} (kind {self.kind!r})")
 
     def __repr__(self) -> str:
         return f"<{self.label} in {self.scope.path}>"

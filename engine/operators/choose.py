@@ -60,6 +60,7 @@ class Decide(Operator):
 
     kind = "choose"
     fusable = True
+    passes_records = presents_input = True
 
     def __init__(self, scope, up, decision: SizeChoice, name: str | None = None):
         self.decision = decision
@@ -79,3 +80,10 @@ class Decide(Operator):
 
     def restore(self, state) -> None:
         self.decision.restore(state)
+
+    def copy_into(self, scope, inputs):
+        """The same decision, already taken (a replay runs the program chosen on the first
+        load, whatever its input size)."""
+        decision = SizeChoice(self.decision.threshold, self.decision.names, self.decision.what)
+        decision.restore(self.decision.snapshot())
+        return Decide(scope, inputs[0], decision)

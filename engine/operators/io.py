@@ -5,7 +5,7 @@ import numpy as np
 
 from ..batch import Batch, concat_batches, consolidate
 from ..columns import decode_rows, key_code
-from ..errors import InputError
+from ..errors import DataflowError, InputError, SubscriberError
 from ..trace import Trace
 from .base import Operator
 
@@ -15,6 +15,7 @@ class Input(Operator):
     the epoch closes."""
 
     kind = "input"
+    shown_in_derivations = True
 
     def __init__(self, scope, name, distinct: bool = False):
         super().__init__(scope, [], name)
@@ -97,8 +98,6 @@ class Input(Operator):
 
     def contents(self):
         """``(cols, kinds, multiplicities)`` of everything committed so far, or ``None``."""
-        from ..batch import consolidate
-
         if self.log is None or self.log.kinds is None:
             return None
         rows = self.log.all_rows()
@@ -108,6 +107,32 @@ class Input(Operator):
         if not len(diffs):
             return None
         return cols, self.log.kinds, diffs
+
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    def kept_trace(self):
+        return self.log
+
+    def history_trace(self):
+        if self.log is None:
+            raise DataflowError(
+                f"explanations need the inputs' contents, but {self.label} does not keep them "
+                f"(the Dataflow was built with retain_inputs=False)")
+        return self.log
+
+    def known_kinds(self, kinds_of):
+        return tuple(self.kinds) if self.kinds else None
+
+    def explain_present(self, tracer, step, rec, t, sign):
+        """A leaf: the input record is a fact of the explanation."""
+        mult = tracer.hist.content(self, tracer.hist.record_pattern([rec]), ())[rec]
+        tracer.facts.setdefault(self.id, {})[rec] = mult
+        step.note = f"input record (multiplicity {mult})"
+        return []
+
+    def explain_exact(self, tracer, step, pattern, t, content):
+        tracer.facts.setdefault(self.id, {}).update(content)
+        step.note = f"{len(content)} input record(s), all of them"
+        return []
 
 
 class _EpochSink(Operator):
@@ -134,6 +159,7 @@ class ViewSink(_EpochSink):
     """Keeps the accumulated collection (consolidated, compacted) and the last epoch's changes."""
 
     kind = "view"
+    passes_records = presents_input = True
 
     def __init__(self, scope, up, name=None):
         super().__init__(scope, up, name)
@@ -156,10 +182,11 @@ class ViewSink(_EpochSink):
     def traces(self):
         return [self.trace]
 
+    def kept_trace(self):
+        return self.trace
+
     def contents(self):
         """``(cols, kinds, multiplicities)`` of the accumulated collection."""
-        from ..batch import consolidate
-
         rows = self.trace.all_rows()
         if self.trace.kinds is None or not len(rows):
             return None
@@ -200,8 +227,6 @@ def deliver_to_subscribers(subscribers, epoch: int, report, guard=None) -> None:
     the updates are staged: an interrupt noted while the epoch committed is raised then, and
     the staged updates reach their subscribers, with their true times, at the next step.
     """
-    from ..errors import SubscriberError
-
     try:
         for sub in subscribers:
             sub.undelivered.extend(sub.take_updates(epoch))

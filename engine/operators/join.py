@@ -19,14 +19,30 @@ from ..batch import Batch, concat_batches
 from ..budget import check_pending
 from ..columns import INT, KIND_NAMES, decode_rows, encode_rows, key_code
 from ..errors import SchemaError
-from ..lattice import leq_rows, lub_rows
+from ..lattice import leq_rows, lub, lub_rows
 from ..trace import Trace
 from .base import Operator
 from .linear import call_user
 
 
+#: the compiled kernel path's ``process`` (:mod:`~ddlab.engine.kernels.join`), loaded when a
+#: join first takes it (it imports numba; ``import ddlab`` does not)
+_kernel_process = None
+
+
+def kernel_process(op, t, d_left, d_right) -> bool:
+    """``Join.process`` on the compiled kernels; ``False`` when they decline."""
+    global _kernel_process
+    if _kernel_process is None:
+        from ..kernels.join import process
+
+        _kernel_process = process
+    return _kernel_process(op, t, d_left, d_right)
+
+
 class Join(Operator):
     kind = "join"
+    shown_in_derivations = True
 
     def __init__(self, scope, left, right, nkey: int = 1, select=None, name=None):
         super().__init__(scope, [left, right], name)
@@ -71,7 +87,7 @@ class Join(Operator):
     def _process(self, t, inputs):
         d_left, d_right = inputs
         if tuning.FAST_PATHS and kernels.active() and \
-                kernels.join_process(self, t, d_left, d_right):
+                kernel_process(self, t, d_left, d_right):
             return
         if tuning.FAST_PATHS and self._process_small(t, d_left, d_right):
             return
@@ -205,8 +221,6 @@ class Join(Operator):
         return tuple(lk) + tuple(rk[self.nkey:])
 
     def _match(self, delta: Batch, trace, t, delta_is_left: bool):
-        from ..columns import key_code
-
         code = key_code(delta.cols, delta.kinds, self.nkey)
         check = None
         if self.flow.max_rows_per_epoch is not None:
@@ -284,3 +298,41 @@ class Join(Operator):
                                             part(r, nleft, len(r))), rows)
         cols, kinds = encode_rows(out, self.flow.interner, f"{self.label} output")
         return Batch(cols, kinds, batch.diffs)
+
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    def known_kinds(self, kinds_of):
+        return None
+
+    def explain_present(self, tracer, step, rec, t, sign):
+        """One pair of input records whose output is ``rec``: the earliest."""
+        left_op, right_op = self.inputs
+        ranked = []
+        for lrec, lm, rrec, rm, _ in tracer.pairs(self, tracer.hist.record_pattern([rec]), t):
+            if lm * rm * sign <= 0:
+                continue
+            ls, rs = (1 if lm > 0 else -1), (1 if rm > 0 else -1)
+            lr, rr = tracer.rank(left_op, lrec, t, ls), tracer.rank(right_op, rrec, t, rs)
+            if lr is None or rr is None:
+                continue
+            ranked.append(((lub(lr[0], rr[0]), lr[1] + rr[1], lr[2], rr[2]), lrec, ls, rrec, rs))
+        if not ranked:
+            raise LookupError(f"{self.label}: no pair of input records makes {rec!r}")
+        _, lrec, ls, rrec, rs = min(ranked, key=lambda z: z[0])
+        step.note = f"{lrec!r} \u22c8 {rrec!r}" + (
+            f" (one of {len(ranked)} pairs)" if len(ranked) > 1 else "")
+        # the right side first: in a loop it is usually the constant side (the edges), so
+        # the chain on the left, explored after it, can reuse what the right side used
+        return [("P", right_op, rrec, t, rs), ("P", left_op, lrec, t, ls)]
+
+    def explain_exact(self, tracer, step, pattern, t, content):
+        """The whole key groups, on both sides, of the pairs making the records."""
+        keys = {lrec[:self.nkey] for lrec, _, _, _, _ in tracer.pairs(self, pattern, t)}
+        kp = tracer.hist.key_pattern(keys, self.nkey)
+        step.note = f"{len(keys)} whole key group(s) of both sides"
+        return [("E", up, kp, t) for up in self.inputs] if keys else []
+
+    def derive_history(self, hist, pattern):
+        return hist.join_updates(self, pattern)
+
+    def copy_into(self, scope, inputs):
+        return Join(scope, inputs[0], inputs[1], self.nkey, self.select, self.name)

@@ -10,7 +10,8 @@ import numpy as np
 
 from .. import tuning
 from ..batch import Batch, concat_batches
-from ..columns import decode_rows, decode_column, encode_rows, INT, FLOAT, BOOL
+from ..columns import (BOOL, FLOAT, INT, as_record, columns_of, decode_column, decode_rows,
+                       encode_column, encode_rows, user_form)
 from ..errors import OperatorError, InputError
 from ..budget import check_pending
 from .base import Operator
@@ -47,10 +48,50 @@ class UserFunctionOperator(Operator):
         interner = self.flow.interner
         return [decode_column(c, k, interner) for c, k in zip(b.cols, b.kinds)]
 
+    def copy_into(self, scope, inputs):
+        return type(self)(scope, inputs[0], self.fn, self.name)
 
-class Map(UserFunctionOperator):
+
+class MappingOperator(UserFunctionOperator):
+    """An operator mapping each record to records by a user function (``map``,
+    ``flat_map``, ``map_columns``).  A function cannot be inverted, so explanations evaluate
+    it forward over the input's records (:meth:`images`) and look up which map to a record."""
+
+    shown_in_derivations = True
+
+    def images(self, records: list) -> list:  # pragma: no cover - abstract
+        """What each of ``records`` (decoded tuples) maps to: a list per record of
+        ``(output record, how many times)`` pairs (a record may appear more than once)."""
+        raise NotImplementedError
+
+    def known_kinds(self, kinds_of):
+        return None
+
+    def explain_present(self, tracer, step, rec, t, sign):
+        hist = tracer.hist
+        counts = hist.preimages(self).get(rec, {})
+        cands = hist.content(self.inputs[0], hist.record_pattern(counts), t) if counts else {}
+        return [tracer.linear_choice(step, self, rec, t, sign, cands, counts)]
+
+    def explain_exact(self, tracer, step, pattern, t, content):
+        hist, up = tracer.hist, self.inputs[0]
+        xs = {x for y, into in hist.preimages(self).items()
+              if hist.matches(y, pattern) for x in into}
+        hit = list(hist.content(up, hist.record_pattern(sorted(xs, key=repr)), t)) \
+            if xs else []
+        return [("E", up, hist.record_pattern(hit), t)] if hit else []
+
+    def derive_history(self, hist, pattern):
+        return hist.mapped(self, pattern)
+
+
+class Map(MappingOperator):
     kind = "map"
     fusable = True
+
+    def images(self, records):
+        fn = self.fn
+        return [[(as_record(fn(user_form(x))), 1)] for x in records]
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -60,9 +101,13 @@ class Map(UserFunctionOperator):
         self.emit(t, Batch(cols, kinds, b.diffs))
 
 
-class FlatMap(UserFunctionOperator):
+class FlatMap(MappingOperator):
     kind = "flat_map"
     fusable = True
+
+    def images(self, records):
+        fn = self.fn
+        return [[(as_record(y), 1) for y in fn(user_form(x))] for x in records]
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -80,6 +125,12 @@ class FlatMap(UserFunctionOperator):
 class Filter(UserFunctionOperator):
     kind = "filter"
     fusable = True
+    passes_records = shown_in_derivations = True
+
+    def derive_history(self, hist, pattern):
+        fn = self.fn
+        return {(rec, t): d for (rec, t), d in hist.updates(self.inputs[0], pattern).items()
+                if fn(user_form(rec))}
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -110,16 +161,22 @@ def encode_arrays(op, arrays, interner):
 
 
 def _encode_object(op, arr, j, interner):
-    from ..columns import encode_column
-
     return encode_column(list(arr), interner, f"{op.label} output", j)
 
 
-class MapColumns(UserFunctionOperator):
+class MapColumns(MappingOperator):
     """Column-wise map: ``fn(*columns) -> column or tuple of columns`` (numpy arrays)."""
 
     kind = "map_columns"
     fusable = True
+
+    def images(self, records):
+        if not records:
+            return []
+        out = self.fn(*columns_of(records))
+        if not isinstance(out, (tuple, list)):
+            out = (out,)
+        return [[(img, 1)] for img in zip(*[np.asarray(a).tolist() for a in out])]
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -146,6 +203,15 @@ class FilterColumns(UserFunctionOperator):
 
     kind = "filter_columns"
     fusable = True
+    passes_records = shown_in_derivations = True
+
+    def derive_history(self, hist, pattern):
+        ups = hist.updates(self.inputs[0], pattern)
+        if not ups:
+            return {}
+        items = list(ups.items())
+        keep = np.asarray(self.fn(*columns_of([rec for (rec, _), _ in items])), dtype=bool)
+        return {k: d for (k, d), ok in zip(items, keep.tolist()) if ok}
 
     def process(self, t, inputs):
         b = inputs[0]
@@ -187,6 +253,50 @@ class Project(Operator):
             return
         self.emit(t, Batch(cols, kinds, b.diffs))
 
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    def pushed(self, pattern):
+        """The input pattern whose records project into output pattern ``pattern``
+        (``None``: all)."""
+        if pattern is None:
+            return None
+        cols = self.columns
+        out = set()
+        for conj in pattern:
+            fixed: dict = {}
+            ok = True
+            for j, v in conj:
+                src = cols[j] if j < len(cols) else None
+                if src is None or (src in fixed and fixed[src] != v):
+                    ok = False
+                    break
+                fixed[src] = v
+            if ok:
+                out.add(tuple(sorted(fixed.items())))
+        return frozenset(out) if () not in out else None
+
+    def known_kinds(self, kinds_of):
+        up = kinds_of(self.inputs[0])
+        return None if up is None else tuple(up[j] for j in self.columns)
+
+    def explain_present(self, tracer, step, rec, t, sign):
+        cols = self.columns
+        cands = tracer.hist.content(self.inputs[0],
+                                    self.pushed(tracer.hist.record_pattern([rec])), t)
+        counts = {x: 1 for x in cands if tuple(x[j] for j in cols) == rec}
+        return [tracer.linear_choice(step, self, rec, t, sign, cands, counts)]
+
+    def explain_exact(self, tracer, step, pattern, t, content):
+        return [("E", self.inputs[0], self.pushed(pattern), t)]
+
+    def derive_history(self, hist, pattern):
+        cols = self.columns
+        return hist.consolidated((tuple(rec[j] for j in cols), t, d) for (rec, t), d in
+                                 hist.updates(self.inputs[0], self.pushed(pattern)).items()
+                                 if hist.matches(tuple(rec[j] for j in cols), pattern))
+
+    def copy_into(self, scope, inputs):
+        return Project(scope, inputs[0], self.columns, self.name)
+
 
 class Concat(Operator):
     """Multiset sum of several collections (diffs add)."""
@@ -197,13 +307,52 @@ class Concat(Operator):
     def process(self, t, inputs):
         self.emit(t, concat_batches([b for b in inputs if b is not None], self.label))
 
+    def known_kinds(self, kinds_of):
+        return kinds_of(self.inputs[0])
+
+    def explain_present(self, tracer, step, rec, t, sign):
+        """One input holding the record: the one holding it earliest."""
+        up = tracer.earliest(self.inputs, rec, t, sign)
+        if up is None:
+            raise LookupError(f"{self.label}: no input holds {rec!r}")
+        return [("P", up, rec, t, sign)]
+
+    def explain_exact(self, tracer, step, pattern, t, content):
+        return [("E", up, pattern, t) for up in self.inputs]
+
+    def derive_history(self, hist, pattern):
+        out: dict = {}
+        for up in self.inputs:
+            for k, d in hist.updates(up, pattern).items():
+                out[k] = out.get(k, 0) + d
+        return {k: d for k, d in out.items() if d}
+
+    def copy_into(self, scope, inputs):
+        return Concat(scope, inputs, self.name)
+
 
 class Negate(Operator):
     kind = "negate"
     fusable = True
+    shown_in_derivations = True
 
     def process(self, t, inputs):
         self.emit(t, inputs[0].negate())
+
+    def known_kinds(self, kinds_of):
+        return kinds_of(self.inputs[0])
+
+    def explain_present(self, tracer, step, rec, t, sign):
+        return [("P", self.inputs[0], rec, t, -sign)]
+
+    def explain_exact(self, tracer, step, pattern, t, content):
+        return [("E", self.inputs[0], pattern, t)]
+
+    def derive_history(self, hist, pattern):
+        return {k: -d for k, d in hist.updates(self.inputs[0], pattern).items()}
+
+    def copy_into(self, scope, inputs):
+        return Negate(scope, inputs, self.name)
 
 
 class Consolidate(Operator):
@@ -211,9 +360,13 @@ class Consolidate(Operator):
 
     kind = "consolidate"
     fusable = True
+    passes_records = presents_input = True
 
     def process(self, t, inputs):
         self.emit(t, inputs[0].consolidate())
+
+    def copy_into(self, scope, inputs):
+        return Consolidate(scope, inputs, self.name)
 
 
 class Inspect(UserFunctionOperator):
@@ -221,6 +374,11 @@ class Inspect(UserFunctionOperator):
 
     kind = "inspect"
     fusable = True
+    passes_records = presents_input = True
+
+    def copy_into(self, scope, inputs):
+        """A replay shows nothing: the copy passes its input on without calling ``fn``."""
+        return Consolidate(scope, inputs, self.name)
 
     def process(self, t, inputs):
         b = inputs[0].consolidate()

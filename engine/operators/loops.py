@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..batch import Batch
-from ..columns import decode_rows
+from ..columns import columns_of, decode_column, decode_rows
 from ..errors import OperatorError
-from ..lattice import PRIORITY, MAX_PRIORITY, pack_priority
+from ..lattice import FIXED_POINT, MAX_PRIORITY, PRIORITY, pack_priority
 from ..trace import EnteredTrace
 from .base import Operator
 
@@ -34,6 +34,9 @@ class ScopeNode(Operator):
 
     def step(self) -> bool:
         return self.inner.run()
+
+    def derive_history(self, hist, pattern):
+        return {}
 
 
 class Enter(Operator):
@@ -53,6 +56,19 @@ class Enter(Operator):
 
     def process(self, t, inputs):
         self.emit(t, inputs[0])
+
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    passes_records = presents_input = True
+
+    def upstream_time(self, t):
+        return t[:self.inputs[0].scope.depth - 1]
+
+    def derive_history(self, hist, pattern):
+        pad = (0,) * (self.scope.depth - self.inputs[0].scope.depth)
+        return {(rec, t + pad): d for (rec, t), d in hist.updates(self.inputs[0], pattern).items()}
+
+    def copy_into(self, scope, inputs):
+        return Enter(scope, inputs[0])
 
 
 class Ingress(Operator):
@@ -91,8 +107,6 @@ class Ingress(Operator):
                                     operator=self.label)
             prio = b.cols[spec]
         else:
-            from ..columns import decode_column
-
             args = [decode_column(c, k, self.flow.interner) for c, k in zip(b.cols, b.kinds)]
             try:
                 prio = np.asarray(spec(*args))
@@ -112,6 +126,40 @@ class Ingress(Operator):
                                 operator=self.label, row=row)
         return prio
 
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    passes_records = True
+
+    def upstream_time(self, t):
+        return t[:-1]
+
+    def priorities_of(self, records: list) -> list:
+        """The priority class of each of ``records`` (decoded tuples)."""
+        spec = self.priority
+        if spec is None:
+            return [0] * len(records)
+        if isinstance(spec, int):
+            return [int(r[spec]) for r in records]
+        return [int(p) for p in np.asarray(spec(*columns_of(records))).tolist()]
+
+    def derive_history(self, hist, pattern):
+        seed = hist.updates(self.inputs[0], pattern)
+        if not seed:
+            return {}
+        items = list(seed.items())
+        if self.scope.kind == PRIORITY:
+            prios = self.priorities_of([rec for (rec, _), _ in items])
+            starts = [pack_priority(p, 0) for p in prios]
+        else:
+            starts = [0] * len(items)
+        out: dict = {}
+        for ((rec, t), d), start in zip(items, starts):
+            for k, dd in (((rec, t + (start,)), d), ((rec, t + (start + 1,)), -d)):
+                out[k] = out.get(k, 0) + dd
+        return {k: d for k, d in out.items() if d}
+
+    def copy_into(self, scope, inputs):
+        return Ingress(scope, inputs[0], self.priority)
+
 
 class Feedback(Operator):
     """The loop's back edge: the body's result at ``(..., i)`` reaches the variable at ``i + 1``.
@@ -129,6 +177,19 @@ class Feedback(Operator):
             self.scope.check_iteration(nxt)
         self.emit(nxt, inputs[0])
 
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    passes_records = True
+
+    def upstream_time(self, t):
+        return t[:-1] + (t[-1] - 1,)
+
+    def derive_history(self, hist, pattern):
+        return {(rec, t[:-1] + (t[-1] + 1,)): d for (rec, t), d in
+                hist.updates(self.inputs[0], pattern).items()}
+
+    def copy_into(self, scope, inputs):
+        return Feedback(scope, inputs, self.name)
+
 
 class Leave(Operator):
     """Leave a loop: drop the loop coordinate(s); the sum over iterations is the limit."""
@@ -144,3 +205,18 @@ class Leave(Operator):
 
     def process(self, t, inputs):
         self.emit(t, inputs[0])
+
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    passes_records = True
+
+    def upstream_time(self, t):
+        """Its value at the fixed point: the loop's collection past every iteration."""
+        return t + (FIXED_POINT,) * (self.inputs[0].scope.depth - self.scope.depth)
+
+    def derive_history(self, hist, pattern):
+        keep = self.scope.depth - 1
+        return hist.consolidated((rec, t[:keep], d) for (rec, t), d in
+                                 hist.updates(self.inputs[0], pattern).items())
+
+    def copy_into(self, scope, inputs):
+        return Leave(scope, inputs[0])

@@ -29,7 +29,6 @@ from .. import kernels, tuning
 from ..batch import Batch, consolidate, sort_order
 from ..columns import INT, key_code
 from ..lattice import leq_rows, lub_rows
-from ..kernels.spec import logic_code
 from ..trace import Trace
 from .base import Operator
 
@@ -59,8 +58,24 @@ class Accumulation:
         return len(self.weights)
 
 
+#: the compiled kernel path's ``process`` (:mod:`~ddlab.engine.kernels.reduce`), loaded when
+#: a reduce first takes it (it imports numba; ``import ddlab`` does not)
+_kernel_process = None
+
+
+def kernel_process(op, t, inputs, pending) -> bool:
+    """``Reduce.process`` on the compiled kernels; ``False`` when they decline."""
+    global _kernel_process
+    if _kernel_process is None:
+        from ..kernels.reduce import process
+
+        _kernel_process = process
+    return _kernel_process(op, t, inputs, pending)
+
+
 class Reduce(Operator):
     kind = "reduce"
+    shown_in_derivations = True
 
     def __init__(self, scope, inputs, logic, nkey: int = 1, name=None):
         super().__init__(scope, inputs, name or logic.name)
@@ -70,7 +85,7 @@ class Reduce(Operator):
         self.out_trace = Trace(nkey, scope.depth, self.flow, name=f"{self.label} output")
         self.obligations: dict[tuple, list] = {}
         #: the compiled kernels' code for a built-in logic (None: no kernel path)
-        self.logic_code = logic_code(logic)
+        self.logic_code = getattr(logic, "kernel_code", None)
 
     # -- the capabilities it holds ------------------------------------------------------
     def idle_without_input(self, t: tuple) -> bool:
@@ -101,7 +116,7 @@ class Reduce(Operator):
     def process(self, t, inputs):
         pending = self.obligations.pop(t, None)
         if tuning.FAST_PATHS and self.logic_code is not None and kernels.active() and \
-                kernels.reduce_process(self, t, inputs, pending):
+                kernel_process(self, t, inputs, pending):
             return
         if tuning.FAST_PATHS and getattr(self.logic, "small", None) is not None:
             keys = self._small_keys(inputs, pending)
@@ -296,6 +311,30 @@ class Reduce(Operator):
 
     def traces(self):
         return [self.out_trace]
+
+    # -- hooks of the analyses (see Operator) -------------------------------------------------
+    def kept_trace(self):
+        return self.out_trace
+
+    def known_kinds(self, kinds_of):
+        return None
+
+    def explain_present(self, tracer, step, rec, t, sign):
+        """By the logic's own rule (its ``explain_present``: a min by its winner, a union by
+        one side...) where it has one, else by the record's whole group."""
+        rule = None if tracer.exact_only else getattr(self.logic, "explain_present", None)
+        found = rule(tracer, step, self, rec, t, sign) if rule is not None else None
+        return found if found is not None else tracer.exact_groups(step, self, [rec], t)
+
+    def explain_exact(self, tracer, step, pattern, t, content):
+        width = self.nkey or len(next(iter(content)))
+        keys = {r[:width] for r in content}
+        kp = tracer.hist.key_pattern(keys, width)
+        step.note = f"{len(keys)} whole group(s)"
+        return [("E", up, kp, t) for up in self.inputs]
+
+    def copy_into(self, scope, inputs):
+        return Reduce(scope, inputs, self.logic, self.nkey, self.name)
 
 
 def _accumulate_small(histories: dict, arity: int, depth: int, t: tuple, later: set) -> dict:

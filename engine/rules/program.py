@@ -12,6 +12,7 @@ from ddlab.engine import Collection, DataflowError
 from .analyze import Analysis, analyze
 from .compile import Compiler
 from .parse import closest, parse
+from .proof import prove
 
 __all__ = ["rules", "check", "RulesProgram", "ON_LIMIT"]
 
@@ -188,8 +189,6 @@ class RulesProgram(Mapping):
               edge(1, 2)   [input]
             edge(2, 3)   [input]
         """
-        from .proof import prove
-
         return prove(self, relation, fact, verify=verify)
 
     def differences(self, epoch: int | None = None, by: str = "rule") -> pd.DataFrame:

@@ -2,6 +2,8 @@
 computed on demand from what the engine keeps (traces, statistics, the last two epochs'
 input changes).
 
+The three are also methods of every Dataflow (:mod:`.methods` installs them).
+
 - :func:`explain` (``flow.why``): input records sufficient to produce a record, with its
   derivation, checked by replaying the program on them (:mod:`.explain` says what is exact
   and what is a bound);
@@ -20,6 +22,7 @@ which keys and operators worked at each iteration of the last epoch (a lattice c
 from .cost import MoveCost, move_cost
 from .explain import DEFAULT_BUDGET, Explanation, explain
 from .loop_activity import LoopActivity, loop_activity
+from . import methods  # noqa: F401  (installs flow.why, flow.why_loop, flow.why_cost)
 
 __all__ = ["explain", "Explanation", "DEFAULT_BUDGET", "loop_activity", "LoopActivity",
            "move_cost", "MoveCost"]

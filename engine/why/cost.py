@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from ..errors import DataflowError
+from ..statistics import INPUT_EPOCHS
 
 OVERHEAD = "(engine: scheduling, inputs, views)"
 COLUMNS = ["runs", "in", "out", "ms", "growth"]
@@ -96,8 +97,6 @@ def _per_operator(flow, epoch: int, groups: dict) -> tuple[pd.DataFrame, dict]:
                                              overhead, 0)], columns=frame.columns)],
                       ignore_index=True)
     base = stats.report(epoch - 1).retained_updates if stats.report(epoch - 1) else 0
-    from ..statistics import INPUT_EPOCHS
-
     kept = epoch >= flow.epoch - INPUT_EPOCHS      # input batches are kept two epochs
     given = sum(len(b) for batches in stats.inputs(epoch).values() for b in batches) \
         if kept else report.input_updates

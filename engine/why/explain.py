@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..collection import Collection
 from ..errors import DataflowError, InputError
 from ..lattice import display_time
 from . import lineage, reading
@@ -40,9 +41,9 @@ from .replay import Replay
 #: Rows an explanation may read before it stops and gives every upstream input instead.
 DEFAULT_BUDGET = 2_000_000
 
-#: Operators shown in a derivation tree (the rest is plumbing: arrangements, loop edges).
-SHOWN = {"input", "join", "reduce", "map", "flat_map", "map_columns", "filter",
-         "filter_columns", "negate"}
+#: ``nodes()``'s default: the operators whose class says ``shown_in_derivations`` (those that
+#: compute something; the rest is plumbing: arrangements, loop edges).
+SHOWN = "operators that compute"
 
 
 @dataclass
@@ -85,10 +86,11 @@ class Explanation:
             self.steps, self.root = {}, None
         return self
 
-    def nodes(self, shown: set | None = SHOWN, keep=None) -> list[dict]:
+    def nodes(self, shown: set | str | None = SHOWN, keep=None) -> list[dict]:
         """The derivation as a list of nodes ``{id, operator, label, kind, name, scope,
         records, time, exact, note, children}`` (children: ids), root first; ``shown``
-        keeps only those operator kinds (plus the root; ``None``: every operator), skipping
+        keeps only those operator kinds (plus the root; ``None``: every operator; default:
+        :data:`SHOWN`), skipping
         plumbing in between, or ``keep(operator) -> bool`` decides (a rules compiler keeps
         the operators that produce each rule's head, and names them with ``names``).
         This is what a renderer (the explorer, a proof tree) reads."""
@@ -102,7 +104,10 @@ class Explanation:
                 return True
             if keep is not None:
                 return bool(keep(self.steps[key].op))
-            return shown is None or self.steps[key].op.kind in shown
+            op = self.steps[key].op
+            if shown is SHOWN:
+                return op.shown_in_derivations
+            return shown is None or op.kind in shown
 
         def below(key, seen):
             found = []
@@ -450,8 +455,6 @@ def _explain_departure(flow, op, rec, result, verify, budget) -> None:
 
 def _collection_of(op):
     """A collection handle on an operator (what :func:`explain` takes)."""
-    from ..collection import Collection
-
     return Collection(op)
 
 

@@ -10,10 +10,9 @@ it pass (project, filter, concat, join keys, loop plumbing) and evaluating user 
 forward where the pattern cannot pass (map, flat_map).  Every join and reduce reads arranged
 inputs, so the derivation always ends a few operators upstream.
 
-A pattern is ``None`` (every record) or a frozenset of *conjunctions*, each a sorted tuple of
-``(field, value)`` pairs; a record matches if it matches one conjunction.  Histories are
-consolidated dicts ``{(record, inner time): diff}``; times are inner (epoch dropped, see
-:mod:`.reading`).
+Patterns are :mod:`.patterns`'.  Histories are consolidated dicts ``{(record, inner time):
+diff}``; times are inner (epoch dropped, see :mod:`.reading`).  The derivation through each
+operator is its own (its ``derive_history`` hook); the helpers it shares are here.
 """
 from __future__ import annotations
 
@@ -21,72 +20,14 @@ import weakref
 from collections import Counter
 from itertools import product
 
-import numpy as np
-
-from ..lattice import PRIORITY, pack_priority
+from ..columns import as_record, columns_of, user_form
 from . import reading
+from .patterns import key_pattern, matcher, matches, record_pattern
 from .reading import INF
 
 
 class Budget(Exception):
     """An explanation read more rows than its budget allows (``why(..., budget=...)``)."""
-
-
-def record_pattern(records) -> frozenset:
-    """The pattern matching exactly these records (tuples)."""
-    return frozenset(tuple(enumerate(r)) for r in records)
-
-
-def key_pattern(keys, width: int) -> frozenset:
-    """The pattern fixing the first ``width`` fields to one of ``keys`` (tuples)."""
-    return frozenset(tuple(enumerate(k[:width])) for k in keys)
-
-
-def matches(record, pattern) -> bool:
-    """Whether ``record`` matches ``pattern`` (one of its conjunctions); a one-off test
-    (:meth:`Histories.matches` keeps each pattern's test for the explanation's length)."""
-    if pattern is None:
-        return True
-    return matcher(pattern)(record)
-
-
-def matcher(pattern):
-    """A fast test for one pattern: a set lookup when every conjunction fixes the same
-    fields (key and record patterns: one per neighbour, hundreds of them), else a scan.
-    Not cached here: a test holds the pattern's decoded values, so it is kept by the flow's
-    epoch store (:class:`_EpochStore`), and goes with it."""
-    if len(pattern) == 1:
-        (conj,) = pattern
-        fields = tuple(j for j, _ in conj)
-        if fields == tuple(range(len(fields))):    # a prefix: a record, or a key
-            values, width = tuple(v for _, v in conj), len(fields)
-            return lambda record: record[:width] == values
-    columns = {tuple(j for j, _ in conj) for conj in pattern}
-    if len(columns) == 1:
-        (cols,) = columns
-        if not cols:
-            return lambda record: True
-        values = {tuple(v for _, v in conj) for conj in pattern}
-        top = max(cols)
-        if cols == tuple(range(len(cols))):         # a prefix: keys, records
-            width = len(cols)
-            return lambda record: record[:width] in values
-        if len(cols) == 1:                           # one field: a neighbour list
-            singles = {v for (v,) in values}
-            return lambda record: len(record) > top and record[top] in singles
-        return lambda record: len(record) > top and tuple(record[j] for j in cols) in values
-    conjs = list(pattern)
-    return lambda record: any(all(j < len(record) and record[j] == v for j, v in conj)
-                              for conj in conjs)
-
-
-def user_form(record):
-    """How user functions see a record: the bare value for one field."""
-    return record[0] if len(record) == 1 else record
-
-
-def as_record(value) -> tuple:
-    return value if isinstance(value, tuple) else (value,)
 
 
 def leq(s, t) -> bool:
@@ -283,8 +224,10 @@ class Histories:
         return found[0]
 
     def preimages(self, op) -> dict:
-        """For a ``map``, ``flat_map`` or ``map_columns``: ``{output record: {input record:
-        how many times it maps to it}}`` over every record its input holds at any time of
+        """For an operator mapping each record to records (``map``, ``flat_map``,
+        ``map_columns``: its ``images`` hook): ``{output record: {input record:
+        how many times it maps to it (a multiplicity: negative for an ``explode``
+        that negates)}}`` over every record its input holds at any time of
         the epoch's state, computed once per epoch: a user function cannot be inverted, but
         evaluating it over the whole input at every step of a path (a shortest path's
         relaxation ``d + w`` at each of 150 iterations) costs that many passes."""
@@ -292,17 +235,12 @@ class Histories:
         found = store.preimages.get(op.id)
         if found is None:
             xs = list(dict.fromkeys(rec for rec, _ in self.updates(op.inputs[0], None)))
-            if op.kind == "map":
-                images = [[as_record(op.fn(user_form(x)))] for x in xs]
-            elif op.kind == "flat_map":
-                images = [[as_record(y) for y in op.fn(user_form(x))] for x in xs]
-            else:
-                images = [[img] for img in map_columns_images(op.fn, xs)] if xs else []
+            images = op.images(xs)
             found = {}
             for x, imgs in zip(xs, images):
-                for y in imgs:
+                for y, n in imgs:
                     into = found.setdefault(y, {})
-                    into[x] = into.get(x, 0) + 1
+                    into[x] = into.get(x, 0) + n
             store.kept(len(xs))
             store.preimages[op.id] = found
         return found
@@ -361,7 +299,7 @@ class Histories:
         """The trace holding ``op``'s history: its own, or an arrangement's of its collection
         (:meth:`_arrangement_of`); ``None`` when it is derived from its inputs."""
         trace = reading.trace_of(op)
-        if trace is None and op.kind not in ("input", "reduce"):
+        if trace is None:
             arranged = self._arrangement_of(op, pattern)
             trace = reading.trace_of(arranged) if arranged is not None else None
         return trace
@@ -370,50 +308,21 @@ class Histories:
         if trace is not None:
             test = None if pattern is None else self.matcher(pattern)
             return _consolidate(reading.read(trace, self.interner, pattern, test))
-        kind = op.kind
-        handler = getattr(self, f"_{kind}", None)
-        if handler is None:
-            return self._derived_generic(op, pattern)
-        return handler(op, pattern)
+        return op.derive_history(self, pattern)
 
-    def _derived_generic(self, op, pattern):
-        # operators that pass records through unchanged: consolidate, inspect, choose, ...
-        if len(op.inputs) == 1:
-            return self.updates(op.inputs[0], pattern)
-        raise NotImplementedError(f"explanations do not know operator kind {op.kind!r}")
+    # -- for the operators' ``derive_history`` hooks ---------------------------------------
+    #: the pattern of records, and of keys (:mod:`.patterns`), for hooks that build them
+    record_pattern = staticmethod(record_pattern)
+    key_pattern = staticmethod(key_pattern)
 
-    def _concat(self, op, pattern):
-        out: Counter = Counter()
-        for up in op.inputs:
-            for k, d in self.updates(up, pattern).items():
-                out[k] += d
-        return {k: d for k, d in out.items() if d}
+    def consolidated(self, triples) -> dict:
+        """``{(record, time): diff}`` of ``(record, time, diff)`` triples, summed, no zeros."""
+        return _consolidate(triples)
 
-    def _negate(self, op, pattern):
-        return {k: -d for k, d in self.updates(op.inputs[0], pattern).items()}
-
-    def _filter(self, op, pattern):
-        fn = op.fn
-        return {(rec, t): d for (rec, t), d in self.updates(op.inputs[0], pattern).items()
-                if fn(user_form(rec))}
-
-    def _filter_columns(self, op, pattern):
-        ups = self.updates(op.inputs[0], pattern)
-        if not ups:
-            return {}
-        items = list(ups.items())
-        keep = np.asarray(op.fn(*columns_of([rec for (rec, _), _ in items])), dtype=bool)
-        return {k: d for (k, d), ok in zip(items, keep.tolist()) if ok}
-
-    def _project(self, op, pattern):
-        cols = op.columns
-        return _consolidate((tuple(rec[j] for j in cols), t, d) for (rec, t), d in
-                            self.updates(op.inputs[0], push_project(pattern, cols)).items()
-                            if self.matches(tuple(rec[j] for j in cols), pattern))
-
-    def _mapped(self, op, pattern):
-        """A ``map``, ``flat_map`` or ``map_columns``: the updates of the input records that
-        map into ``pattern`` (found through :meth:`preimages`), mapped."""
+    def mapped(self, op, pattern):
+        """An operator mapping records through :meth:`preimages` (``map``, ``flat_map``,
+        ``map_columns``): the updates of the input records that map into ``pattern``,
+        mapped."""
         pre = self.preimages(op)
         if not pre:
             return {}
@@ -435,42 +344,9 @@ class Histories:
         return _consolidate((y, t, d * n) for y, xs in targets for x, n in xs.items()
                             for t, d in by_input.get(x, ()))
 
-    _map = _flat_map = _map_columns = _mapped
-
-    def _enter(self, op, pattern):
-        pad = (0,) * (op.scope.depth - op.inputs[0].scope.depth)
-        return {(rec, t + pad): d for (rec, t), d in self.updates(op.inputs[0], pattern).items()}
-
-    def _leave(self, op, pattern):
-        keep = op.scope.depth - 1
-        return _consolidate((rec, t[:keep], d) for (rec, t), d in
-                            self.updates(op.inputs[0], pattern).items())
-
-    def _feedback(self, op, pattern):
-        return {(rec, t[:-1] + (t[-1] + 1,)): d for (rec, t), d in
-                self.updates(op.inputs[0], pattern).items()}
-
-    def _ingress(self, op, pattern):
-        seed = self.updates(op.inputs[0], pattern)
-        if not seed:
-            return {}
-        items = list(seed.items())
-        if op.scope.kind == PRIORITY:
-            prios = priorities(op, [rec for (rec, _), _ in items])
-            starts = [pack_priority(p, 0) for p in prios]
-        else:
-            starts = [0] * len(items)
-        out = Counter()
-        for ((rec, t), d), start in zip(items, starts):
-            out[(rec, t + (start,))] += d
-            out[(rec, t + (start + 1,))] -= d
-        return {k: d for k, d in out.items() if d}
-
-    def _join(self, op, pattern):
+    def join_updates(self, op, pattern) -> dict:
+        """A join's output history (:func:`join_updates`)."""
         return join_updates(self, op, pattern)
-
-    def _loop(self, op, pattern):
-        return {}
 
 
 def _by_record(rows) -> dict:
@@ -487,64 +363,6 @@ def _consolidate(triples) -> dict:
     for rec, t, d in triples:
         out[(rec, t)] += d
     return {k: d for k, d in out.items() if d}
-
-
-def columns_of(records: list) -> list:
-    """Numpy columns of decoded records, as column-wise user functions receive them."""
-    if not records:
-        return []
-    cols = []
-    for values in zip(*records):
-        types = set(map(type, values))
-        if types <= {bool}:
-            cols.append(np.array(values, dtype=bool))
-        elif types <= {int}:
-            cols.append(np.array(values, dtype=np.int64))
-        elif types <= {int, float}:
-            cols.append(np.array(values, dtype=np.float64))
-        else:
-            arr = np.empty(len(values), dtype=object)
-            arr[:] = list(values)
-            cols.append(arr)
-    return cols
-
-
-def map_columns_images(fn, records: list) -> list:
-    """What a column-wise map makes of these records (one output record each)."""
-    out = fn(*columns_of(records))
-    if not isinstance(out, (tuple, list)):
-        out = (out,)
-    lists = [np.asarray(a).tolist() for a in out]
-    return list(zip(*lists))
-
-
-def priorities(op, records: list) -> list:
-    """The priority class of each seed record of a prioritized loop's ingress."""
-    spec = op.priority
-    if spec is None:
-        return [0] * len(records)
-    if isinstance(spec, int):
-        return [int(r[spec]) for r in records]
-    return [int(p) for p in np.asarray(spec(*columns_of(records))).tolist()]
-
-
-def push_project(pattern, cols):
-    """The input pattern of ``project(*cols)`` for an output pattern (``None``: all)."""
-    if pattern is None:
-        return None
-    out = set()
-    for conj in pattern:
-        fixed: dict = {}
-        ok = True
-        for j, v in conj:
-            src = cols[j] if j < len(cols) else None
-            if src is None or (src in fixed and fixed[src] != v):
-                ok = False
-                break
-            fixed[src] = v
-        if ok:
-            out.add(tuple(sorted(fixed.items())))
-    return frozenset(out) if () not in out else None
 
 
 # -- joins --------------------------------------------------------------------------------------
@@ -599,8 +417,9 @@ def push_join(op, conj, nkey, nleft):
 
 
 def _traced_source(op):
-    """The traced operator whose history ``op`` presents unchanged (through enter)."""
-    while reading.trace_of(op) is None and op.kind in ("enter", "consolidate", "choose"):
+    """The traced operator whose history ``op`` presents unchanged (through the operators
+    that present their input's collection: enter, consolidate, choose...)."""
+    while reading.trace_of(op) is None and op.presents_input:
         op = op.inputs[0]
     return op if reading.trace_of(op) is not None else None
 
@@ -689,7 +508,6 @@ def join_updates(hist: Histories, op, pattern) -> dict:
     return result
 
 
-__all__ = ["Histories", "Budget", "INF", "record_pattern", "key_pattern", "matches",
+__all__ = ["Histories", "Budget", "INF", "record_pattern", "key_pattern", "matches", "matcher",
            "accumulate", "first_time", "normalized", "user_form", "as_record", "leq", "lub",
-           "columns_of", "map_columns_images", "priorities", "push_project", "push_join",
-           "join_layout", "join_output", "join_sides"]
+           "columns_of", "push_join", "join_layout", "join_output", "join_sides"]

@@ -20,29 +20,28 @@ operator asked which of its input records at that time justify the output record
 Among equally early candidates, one already used by the explanation is preferred (so the
 seed of a path reuses the path's own edge).  The result is a DAG of derivation steps and the
 input records at its leaves; :mod:`.explain` checks it by replaying the program on them.
+
+Each operator carries its own rule (its class's ``explain_present`` and ``explain_exact``
+hooks, :class:`~ddlab.engine.operators.base.Operator`): the tracer here is the driver, and
+offers those hooks the choices several rules share (:meth:`Tracer.earliest`,
+:meth:`Tracer.linear_choice`, :meth:`Tracer.pairs`, :meth:`Tracer.exact_groups`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..operators.aggregates import DISTINCT, Extreme, SetOperation, TopK
-from .history import (INF, Histories, key_pattern, leq, lub, normalized, record_pattern)
-
-#: operators that pass each record through unchanged (same record, same time)
-PASS = {"arrange", "consolidate", "inspect", "choose", "filter", "filter_columns", "view"}
-#: operators presenting their input's whole collection unchanged (an enter pads the times
-#: with zeros): a demand on one is a demand on its input, and the trace looks through them
-#: (their steps would be plumbing nobody is shown, each costing a read)
-THROUGH = {"arrange", "consolidate", "inspect", "choose", "view", "enter"}
+from .history import (Histories, accumulate, join_layout, join_output, join_sides, key_pattern,
+                      leq, normalized, push_join, record_pattern)
 
 
 def through(op, t: tuple):
-    """``(the operator whose collection op presents, t at its depth)``."""
-    while op.kind in THROUGH:
-        up = op.inputs[0]
-        if op.kind == "enter":
-            t = t[:up.scope.depth - 1]
-        op = up
+    """``(the operator whose collection op presents, t at its depth)``: through the
+    operators presenting their input's whole collection unchanged (``presents_input``: an
+    enter pads the times with zeros), whose steps would be plumbing nobody is shown, each
+    costing a read."""
+    while op.presents_input:
+        t = op.upstream_time(t)
+        op = op.inputs[0]
     return op, t
 
 
@@ -128,8 +127,8 @@ class Tracer:
         self.steps[key] = step
         return key, self._exact(step, op, pattern, u, content)
 
-    # -- choosing among candidate derivations -------------------------------------------------
-    def _rank(self, op, rec, t, sign):
+    # -- choosing among candidate derivations (for the operators' hooks) -----------------------
+    def rank(self, op, rec, t, sign):
         """Sort key of a candidate: earliest first (at ``op``'s depth), then one already in
         the explanation."""
         source, ts = through(op, t)
@@ -139,61 +138,23 @@ class Tracer:
         used = ("P", source.id, rec, u, sign) in self.steps
         return (u + (0,) * (len(t) - len(ts)), 0 if used else 1, repr(rec))
 
-    # -- present demands ------------------------------------------------------------------------
-    def _present(self, step, op, rec, t, sign):
-        kind = op.kind
-        P = lambda o, r, tt, s=sign: ("P", o, r, tt, s)  # noqa: E731
-        if kind == "input":
-            mult = self.hist.content(op, record_pattern([rec]), ())[rec]
-            self.facts.setdefault(op.id, {})[rec] = mult
-            step.note = f"input record (multiplicity {mult})"
-            return []
-        if kind in PASS:
-            return [P(op.inputs[0], rec, t)]
-        if kind == "negate":
-            return [P(op.inputs[0], rec, t, -sign)]
-        if kind == "enter":
-            up = op.inputs[0]
-            return [P(up, rec, t[:up.scope.depth - 1])]
-        if kind == "leave":
-            up = op.inputs[0]
-            pad = (INF,) * (up.scope.depth - op.scope.depth)
-            return [P(up, rec, t + pad)]
-        if kind == "feedback":
-            return [P(op.inputs[0], rec, t[:-1] + (t[-1] - 1,))]
-        if kind == "ingress":
-            return [P(op.inputs[0], rec, t[:-1])]
-        if kind == "concat":
-            ranked = [(self._rank(up, rec, t, sign), up) for up in op.inputs]
-            ranked = [(r, up) for r, up in ranked if r is not None]
-            if not ranked:
-                raise LookupError(f"{op.label}: no input holds {rec!r}")
-            up = min(ranked, key=lambda x: x[0])[1]
-            return [P(up, rec, t)]
-        if kind in ("project", "map", "flat_map", "map_columns"):
-            return [self._linear_choice(step, op, rec, t, sign)]
-        if kind == "join":
-            return self._join(step, op, rec, t, sign)
-        if kind == "reduce":
-            return self._reduce_present(step, op, rec, t, sign)
-        raise LookupError(f"explanations do not know operator kind {kind!r}")
+    def earliest(self, ups, rec, t, sign):
+        """The one of ``ups`` holding ``rec`` (with sign ``sign``) earliest (:meth:`rank`),
+        or ``None`` when none holds it."""
+        ranked = [(self.rank(up, rec, t, sign), up) for up in ups]
+        ranked = [(r, up) for r, up in ranked if r is not None]
+        return min(ranked, key=lambda x: x[0])[1] if ranked else None
 
-    def _linear_choice(self, step, op, rec, t, sign):
-        """One upstream record whose image under a linear operator is ``rec``."""
+    def linear_choice(self, step, op, rec, t, sign, cands, counts):
+        """One upstream record whose image under a linear operator is ``rec``, among
+        ``cands`` (``{input record: multiplicity}`` at ``t``) of which ``counts`` says how
+        many times each maps to ``rec``."""
         up = op.inputs[0]
-        if op.kind == "project":
-            from .history import push_project
-
-            cands = self.hist.content(up, push_project(record_pattern([rec]), op.columns), t)
-            counts = {x: 1 for x in cands if tuple(x[j] for j in op.columns) == rec}
-        else:
-            counts = self.hist.preimages(op).get(rec, {})
-            cands = self.hist.content(up, record_pattern(counts), t) if counts else {}
         ranked = []
         for x in cands:
             n = counts.get(x, 0)
             if n and cands[x] * n * sign > 0:
-                r = self._rank(up, x, t, 1 if cands[x] > 0 else -1)
+                r = self.rank(up, x, t, 1 if cands[x] > 0 else -1)
                 if r is not None:
                     ranked.append((r, x))
         if not ranked:
@@ -202,16 +163,13 @@ class Tracer:
         step.note = f"from {x!r}" + (f" (one of {len(ranked)})" if len(ranked) > 1 else "")
         return ("P", up, x, t, 1 if cands[x] > 0 else -1)
 
-    def _pairs(self, op, pattern, t):
+    def pairs(self, op, pattern, t):
         """``[(left record, mult, right record, mult, output)]`` of the join at ``t`` whose
         output matches ``pattern`` (sides read as the join's history reads them)."""
-        from .history import accumulate, join_layout, join_output, join_sides, push_join
-
         layout = join_layout(op, self.hist)
         if layout is None:
             return []
         nkey, nleft, _ = layout
-        left_op, right_op = op.inputs
         out = []
         for conj in ([()] if pattern is None else pattern):
             pushed = push_join(op, conj, nkey, nleft)
@@ -230,116 +188,30 @@ class Tracer:
                         out.append((lrec, lm, rrec, rm, res))
         return list(dict.fromkeys(out))
 
-    def _join(self, step, op, rec, t, sign):
-        left_op, right_op = op.inputs
-        ranked = []
-        for lrec, lm, rrec, rm, _ in self._pairs(op, record_pattern([rec]), t):
-            if lm * rm * sign <= 0:
-                continue
-            ls, rs = (1 if lm > 0 else -1), (1 if rm > 0 else -1)
-            lr, rr = self._rank(left_op, lrec, t, ls), self._rank(right_op, rrec, t, rs)
-            if lr is None or rr is None:
-                continue
-            ranked.append(((lub(lr[0], rr[0]), lr[1] + rr[1], lr[2], rr[2]), lrec, ls, rrec, rs))
-        if not ranked:
-            raise LookupError(f"{op.label}: no pair of input records makes {rec!r}")
-        _, lrec, ls, rrec, rs = min(ranked, key=lambda z: z[0])
-        step.note = f"{lrec!r} \u22c8 {rrec!r}" + (
-            f" (one of {len(ranked)} pairs)" if len(ranked) > 1 else "")
-        # the right side first: in a loop it is usually the constant side (the edges), so
-        # the chain on the left, explored after it, can reuse what the right side used
-        return [("P", right_op, rrec, t, rs), ("P", left_op, lrec, t, ls)]
-
-    def _reduce_present(self, step, op, rec, t, sign):
-        logic = op.logic
-        ins = op.inputs
-        nkey = op.nkey
-        if self.exact_only:
-            return self._exact_groups(step, op, [rec], t)
-        if isinstance(logic, (Extreme, TopK)) or (logic is DISTINCT and sign > 0):
-            group = self.hist.content(ins[0], key_pattern([rec], nkey or len(rec)), t)
-            what = {"min": "smallest", "max": "largest"}.get(logic.name, "kept")
-            step.note = (f"the {what} of {len(group)} record(s) of its group" if nkey
-                         else "present upstream")
-            return [("P", ins[0], rec, t, 1)]
-        if isinstance(logic, SetOperation):
-            a = self.hist.content(ins[0], record_pattern([rec]), t)[rec]
-            b = self.hist.content(ins[1], record_pattern([rec]), t)[rec]
-            if logic.name == "union" and sign > 0:
-                ranked = [(self._rank(up, rec, t, 1), up) for up, m in zip(ins, (a, b)) if m > 0]
-                ranked = [(r, up) for r, up in ranked if r is not None]
-                up = min(ranked, key=lambda x: x[0])[1]
-                step.note = "the larger multiplicity of the two sides"
-                return [("P", up, rec, t, 1)]
-            if logic.name == "intersect" and sign > 0:
-                step.note = "present on both sides"
-                return [("P", ins[0], rec, t, 1), ("P", ins[1], rec, t, 1)]
-            if logic.name == "intersect":
-                up = ins[0] if a < 0 else ins[1]
-                return [("P", up, rec, t, -1)]
-        return self._exact_groups(step, op, [rec], t)
-
-    def _exact_groups(self, step, op, records, t):
-        """Every input of a reduce restricted to the groups of ``records``, exactly."""
+    def exact_groups(self, step, op, records, t):
+        """Every input of a keyed operator restricted to the groups of ``records``,
+        exactly."""
         width = op.nkey or len(records[0])
         keys = {r[:width] for r in records}
         pattern = key_pattern(keys, width)
         step.note = "its whole group" if len(keys) == 1 else f"its {len(keys)} whole groups"
         return [("E", up, pattern, t) for up in op.inputs]
 
-    # -- exact demands ---------------------------------------------------------------------------
-    def _exact(self, step, op, pattern, t, content):
-        kind = op.kind
-        E = lambda o, p, tt: ("E", o, p, tt)  # noqa: E731
-        if kind == "input":
-            facts = self.facts.setdefault(op.id, {})
-            facts.update(content)
-            step.note = f"{len(content)} input record(s), all of them"
-            return []
-        if kind in PASS or kind in ("negate", "concat"):
-            return [E(up, pattern, t) for up in op.inputs]
-        if kind == "enter":
-            up = op.inputs[0]
-            return [E(up, pattern, t[:up.scope.depth - 1])]
-        if kind == "leave":
-            up = op.inputs[0]
-            return [E(up, pattern, t + (INF,) * (up.scope.depth - op.scope.depth))]
-        if kind == "feedback":
-            return [E(op.inputs[0], pattern, t[:-1] + (t[-1] - 1,))]
-        if kind == "ingress":
-            return [E(op.inputs[0], pattern, t[:-1])]
-        if kind == "project":
-            from .history import push_project
+    # -- the operators' rules ------------------------------------------------------------------
+    def _present(self, step, op, rec, t, sign):
+        return op.explain_present(self, step, rec, t, sign)
 
-            return [E(op.inputs[0], push_project(pattern, op.columns), t)]
-        if kind in ("map", "flat_map", "map_columns"):
-            up = op.inputs[0]
-            xs = {x for y, into in self.hist.preimages(op).items()
-                  if self.hist.matches(y, pattern) for x in into}
-            hit = list(self.hist.content(up, record_pattern(sorted(xs, key=repr)), t)) \
-                if xs else []
-            return [E(up, record_pattern(hit), t)] if hit else []
-        if kind == "join":
-            pairs = self._pairs(op, pattern, t)
-            keys = {lrec[:op.nkey] for lrec, _, _, _, _ in pairs}
-            kp = key_pattern(keys, op.nkey)
-            step.note = f"{len(keys)} whole key group(s) of both sides"
-            return [E(up, kp, t) for up in op.inputs] if keys else []
-        if kind == "reduce":
-            width = op.nkey or len(next(iter(content)))
-            keys = {r[:width] for r in content}
-            kp = key_pattern(keys, width)
-            step.note = f"{len(keys)} whole group(s)"
-            return [E(up, kp, t) for up in op.inputs]
-        raise LookupError(f"explanations do not know operator kind {kind!r}")
+    def _exact(self, step, op, pattern, t, content):
+        return op.explain_exact(self, step, pattern, t, content)
 
 
 def _looked_through(demand):
-    """A demand on an operator of :data:`THROUGH` as the demand on what it presents."""
-    if demand[1].kind not in THROUGH:
+    """A demand on an operator presenting its input's collection as the demand on what it
+    presents (:func:`through`)."""
+    if not demand[1].presents_input:
         return demand
     op, t = through(demand[1], demand[3])
     return (demand[0], op, demand[2], t) + tuple(demand[4:])
 
 
-__all__ = ["Tracer", "Step", "PASS", "THROUGH", "through", "leq"]
+__all__ = ["Tracer", "Step", "through", "leq"]

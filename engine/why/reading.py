@@ -16,27 +16,18 @@ from __future__ import annotations
 import numpy as np
 
 from ..columns import BOOL, FLOAT, INT, OBJECT, decode_column, key_code
-from ..errors import DataflowError
+from ..lattice import FIXED_POINT
+from .patterns import matcher
 
 #: A loop coordinate larger than any iteration: "at the fixed point".
-INF = 1 << 62
+INF = FIXED_POINT
 
 
 def trace_of(op):
     """The trace holding ``op``'s output collection, or ``None`` (the operator keeps none:
-    its output is derived from its inputs when needed)."""
-    if op.kind == "input":
-        log = getattr(op, "log", None)
-        if log is None:
-            raise DataflowError(
-                f"explanations need the inputs' contents, but {op.label} does not keep them "
-                f"(the Dataflow was built with retain_inputs=False)")
-        return log
-    if op.kind in ("arrange", "view"):
-        return op.trace
-    if op.kind == "reduce":
-        return op.out_trace
-    return None
+    its output is derived from its inputs when needed): the operator's ``history_trace``
+    hook."""
+    return op.history_trace()
 
 
 def encode_value(value, kind, interner):
@@ -103,8 +94,6 @@ def read(trace, interner, conjunctions, test=None) -> list:
     for j, codes in by_column.items():
         out.extend(_decode_rows(trace.rows_where(j, sorted(codes)), kinds, interner))
     if test is None:
-        from .history import matcher
-
         test = matcher(frozenset(conjunctions))
     matched = [u for u in out if test(u[0])]
     if by_key and by_column:  # a row found both ways counts once
@@ -139,22 +128,12 @@ def read_keys(trace, interner, keys) -> dict:
 
 def kinds_of(op):
     """The kinds of ``op``'s output fields when the graph tells them without running anything
-    (a trace, or a trace upstream through operators that keep or pick fields), else
-    ``None``."""
-    for _ in range(10_000):
-        trace = trace_of(op) if op.kind != "input" else getattr(op, "log", None)
-        if trace is not None and trace.kinds is not None:
-            return tuple(trace.kinds)
-        if op.kind == "input":
-            return tuple(op.kinds) if getattr(op, "kinds", None) else None
-        if op.kind == "project":
-            up = kinds_of(op.inputs[0])
-            return None if up is None else tuple(up[j] for j in op.columns)
-        if op.kind in ("map", "flat_map", "map_columns", "join", "reduce", "loop") or \
-                not op.inputs:
-            return None
-        op = op.inputs[0]
-    return None
+    (a trace, or a trace upstream through operators that keep or pick fields: each
+    operator's ``known_kinds`` hook), else ``None``."""
+    trace = op.kept_trace()
+    if trace is not None and trace.kinds is not None:
+        return tuple(trace.kinds)
+    return op.known_kinds(kinds_of)
 
 
 __all__ = ["INF", "INT", "FLOAT", "BOOL", "OBJECT", "trace_of", "read", "read_keys",

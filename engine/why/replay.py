@@ -6,30 +6,19 @@ the engine itself (so the check has the engine's semantics, user functions inclu
 copy of the operators upstream of the explained collection.  The same copy replays the
 previous epoch's inputs when a record that left on the last move is explained.
 
-The copy is built from the operator graph (each operator's kind, inputs, scope and
-parameters); a choice a ``choose`` operator made on the first load (plain or prioritized
-label propagation) is kept, so the copy runs the same program whatever its input size.
+The copy is built from the operator graph: each operator copies itself into the new flow
+(its ``copy_into`` hook) with its inputs' copies and its parameters; a choice a ``choose``
+operator made on the first load (plain or prioritized label propagation) is kept, so the
+copy runs the same program whatever its input size.
 """
 from __future__ import annotations
 
 from ..collection import Collection
+from ..dataflow import Dataflow
 from ..errors import DataflowError
 from ..lattice import PRIORITY
+from ..loops import Loop
 from ..operators.base import Operator
-
-
-def _operator_classes():
-    from ..operators import arrange, choose, join, linear, loops, reduce
-
-    return {
-        "map": linear.Map, "flat_map": linear.FlatMap, "filter": linear.Filter,
-        "map_columns": linear.MapColumns, "filter_columns": linear.FilterColumns,
-        "project": linear.Project, "concat": linear.Concat, "negate": linear.Negate,
-        "consolidate": linear.Consolidate, "inspect": linear.Consolidate,
-        "arrange": arrange.Arrange, "join": join.Join, "reduce": reduce.Reduce,
-        "enter": loops.Enter, "ingress": loops.Ingress, "feedback": loops.Feedback,
-        "leave": loops.Leave, "choose": choose.Decide,
-    }
 
 
 class Tap(Operator):
@@ -57,9 +46,6 @@ class Replay:
     ``inputs``: name -> copied input collection; :meth:`run` inserts records and steps."""
 
     def __init__(self, flow, target=None, max_iterations: int | None = None, include=()):
-        from ..dataflow import Dataflow
-        from ..loops import Loop
-
         if target is not None and target.scope.parent is not None:
             raise DataflowError(f"{target.label} is inside loop {target.scope.path!r}; "
                                 "explain a collection outside loops (use leave())")
@@ -69,7 +55,6 @@ class Replay:
         self.flow = Dataflow(f"replay of {flow.name}", max_iterations=max_iterations or
                              flow.max_iterations, stats_epochs=1, max_rows_per_epoch=None,
                              retain_inputs=True)
-        classes = _operator_classes()
         scopes = {id(flow.root): self.flow.root}
         copies: dict = {}
         deferred = []   # (copy, original input op) edges to ops built later (loop feedback)
@@ -100,32 +85,7 @@ class Replay:
                 continue
             ready = [copies[up.id] for up in op.inputs if up.id in copies]
             later = [up for up in op.inputs if up.id not in copies]
-            cls = classes.get(kind)
-            if cls is None:
-                raise DataflowError(f"cannot replay operator {op.label} (kind {kind!r})")
-            if kind in ("concat", "negate", "consolidate", "inspect", "feedback"):
-                new = cls(scope, ready, op.name)
-            elif kind in ("map", "flat_map", "filter", "map_columns", "filter_columns"):
-                new = cls(scope, ready[0], op.fn, op.name)
-            elif kind == "project":
-                new = cls(scope, ready[0], op.columns, op.name)
-            elif kind == "arrange":
-                new = cls(scope, ready[0], op.nkey, op.name)
-            elif kind == "join":
-                new = cls(scope, ready[0], ready[1], op.nkey, op.select, op.name)
-            elif kind == "reduce":
-                new = cls(scope, ready, op.logic, op.nkey, op.name)
-            elif kind in ("enter", "leave"):
-                new = cls(scope, ready[0])
-            elif kind == "ingress":
-                new = cls(scope, ready[0], op.priority)
-            else:  # choose: the same decision, already taken
-                from ..operators.choose import SizeChoice
-
-                old = op.decision
-                decision = SizeChoice(old.threshold, old.names, old.what)
-                decision.restore(old.snapshot())
-                new = cls(scope, ready[0], decision)
+            new = op.copy_into(scope, ready)
             copies[op.id] = new
             deferred.extend((new, up) for up in later)
         for new, up in deferred:

@@ -23,6 +23,7 @@ from ddlab import NonConvergenceError
 from ddlab.engine import kernels, testing
 from ddlab.engine.batch import Batch
 from ddlab.engine.kernels import spec
+from ddlab.engine.operators import join as join_operator, reduce as reduce_operator
 from ddlab.engine.lattice import leq_rows
 from ddlab.engine.operators import aggregates as agg
 from ddlab.engine.operators.reduce import Accumulation
@@ -383,10 +384,10 @@ def test_kernel_and_numpy_paths_share_a_reduce_and_a_join(monkeypatch, parity):
     from ddlab.engine.kernels import join as kernel_join, reduce as kernel_reduce
 
     reduce_process, join_process = kernel_reduce.process, kernel_join.process
-    monkeypatch.setattr(kernels, "_reduce_process", lambda op, t, *a: sum(t) % 2 == parity
-                        and reduce_process(op, t, *a))
-    monkeypatch.setattr(kernels, "_join_process", lambda op, t, *a: sum(t) % 2 != parity
-                        and join_process(op, t, *a))
+    monkeypatch.setattr(reduce_operator, "_kernel_process", lambda op, t, *a: sum(t) % 2 ==
+                        parity and reduce_process(op, t, *a))
+    monkeypatch.setattr(join_operator, "_kernel_process", lambda op, t, *a: sum(t) % 2 !=
+                        parity and join_process(op, t, *a))
     churn_cc_and_scc(parity, 20)
 
 
@@ -449,7 +450,7 @@ def test_a_one_edge_update_takes_the_kernel_path(monkeypatch):
         done = original(op, *args)
         taken[done] += 1
         return done
-    monkeypatch.setattr(kernels, "_reduce_process", spy)
+    monkeypatch.setattr(reduce_operator, "_kernel_process", spy)
     monkeypatch.setattr(Reduce, "_process_small", lambda *a: pytest.fail("Python path ran"))
     flow = ddlab.Dataflow()
     edges = flow.input("edges", columns=["src", "dst"])

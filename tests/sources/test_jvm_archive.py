@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ddlab.sources import jvm_archive
+from ddlab.sources import class_archive, jvm_archive
 from ddlab.sources.session import JavaInfo
 
 JAVA = JavaInfo(path="/usr/bin/java", major=17, version_text='openjdk version "17.0.15"',
@@ -44,7 +44,7 @@ def test_the_archive_is_named_after_the_java_and_offered_only_when_there(archive
 def test_a_build_starts_once_and_not_again_after_a_failure(archive_dir, monkeypatch):
     pytest.importorskip("pyspark")
     started = []
-    monkeypatch.setattr(jvm_archive.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
     path = jvm_archive.archive_path(JAVA)
     assert jvm_archive.start_building(JAVA) and len(started) == 1
     assert not jvm_archive.start_building(JAVA)             # the lock of a running build
@@ -65,7 +65,7 @@ def test_a_session_builds_no_archive_unless_asked(archive_dir, monkeypatch):
     JVM to build one; DDLAB_JVM_ARCHIVE=build asks for the background build."""
     pytest.importorskip("pyspark")
     started = []
-    monkeypatch.setattr(jvm_archive.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
     monkeypatch.delenv("DDLAB_JVM_ARCHIVE")
     assert not jvm_archive.start_building(JAVA) and started == []
     assert not any(archive_dir.iterdir())
@@ -90,14 +90,14 @@ def test_a_build_that_fails_to_start_leaves_no_lock_and_no_open_log(archive_dir,
     def no_process(*args, **kwargs):
         raise OSError("fork failed: out of memory")
 
-    monkeypatch.setattr(jvm_archive, "open", recording_open, raising=False)
-    monkeypatch.setattr(jvm_archive.subprocess, "Popen", no_process)
+    monkeypatch.setattr(class_archive, "open", recording_open, raising=False)
+    monkeypatch.setattr(subprocess, "Popen", no_process)
     path = jvm_archive.archive_path(JAVA)
     assert not jvm_archive.start_building(JAVA)
     assert not path.with_suffix(".building").exists()       # the next session may try again
     assert opened and all(handle.closed for handle in opened)
     started = []
-    monkeypatch.setattr(jvm_archive.subprocess, "Popen", lambda *a, **k: started.append(a))
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: started.append(a))
     assert jvm_archive.start_building(JAVA) and len(started) == 1
 
 
