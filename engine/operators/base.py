@@ -173,7 +173,7 @@ class Operator:
             else:
                 held = []  # times found blocked: every time in advance of one is blocked too
                 for t in sorted(times):
-                    if times[t] < 0 or any(leq(b, t) for b in held):
+                    if times[t] < 0 or held and any(leq(b, t) for b in held):
                         continue
                     if not self._still_blocked(tracker, index, t):
                         break
