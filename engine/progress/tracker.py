@@ -2,9 +2,9 @@
 
 Counts are kept per operator index of the scope and per time (a scope's times all have its
 depth).  An operator's count at ``t`` is the number of pointstamps held there: one per batch
-queued at ``t`` (a message in flight; a batch on its way from another worker counts at its
-sender until it arrives) and one per capability (a reduce's scheduled interesting time; an
-input's open epoch).  With several workers each keeps such a tracker per scope: its *view*,
+queued at ``t`` (a message in flight) and one per capability (a reduce's scheduled
+interesting time; an input's open epoch).  Workers are not built yet (issue 31); the counts
+are made for them: each worker would keep such a tracker per scope, its *view*,
 the sum of its own changes (:meth:`update`, also put in its :attr:`outbox`) and of the
 changes the others announced (:meth:`apply`); a count may pass through a negative value
 while announcements are on their way, and only positive counts hold a time.
