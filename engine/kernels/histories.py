@@ -12,8 +12,8 @@ recent rows).
 
 Buffers: ``rows`` is ``(2 + arity, capacity)``: key index (position in the query codes),
 columns, diff; ``later`` is ``(1 + depth, capacity)``: key code, time.  Both kernels return
-the new fill counts, or minus the counts they would need when a buffer is too small (the
-caller grows it and calls again: nothing was written past the old counts).
+the new fill counts and the rows read, or minus the counts they would need when a buffer is
+too small (the caller grows it and calls again: nothing was written past the old counts).
 """
 from __future__ import annotations
 
@@ -96,9 +96,18 @@ def find(keys, code):
     return -1
 
 
+#: how many of a key's later times a new one is compared with (see :func:`_put`)
+DOMINATED_WINDOW = 8
+
+
 @njit(cache=True)
-def _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl):
-    """Append row ``i`` of ``data`` (key index ``g``) to ``rows`` or ``later``."""
+def _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl, kstart):
+    """Append row ``i`` of ``data`` (key index ``g``) to ``rows`` or ``later``.  A later
+    time is not appended when one of the key's later times appended since ``kstart`` (the
+    last :data:`DOMINATED_WINDOW` of them) is ``<=`` it: only a key's minimal later times
+    are scheduled (``logics._minimal``), and within a sorted batch a record's rows come in
+    time order, so most of a long history's later rows repeat or follow one already there
+    (a loop's reduce otherwise wrote every later iteration of every record at each run)."""
     fields = data.shape[0]
     tstart = first + arity
     now = True
@@ -118,6 +127,15 @@ def _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl):
         later[1 + j, nl] = v if v > t[j] else t[j]
     for j in range(rdepth, len(t)):
         later[1 + j, nl] = t[j]
+    depth = len(t)
+    for b in range(max(kstart, nl - DOMINATED_WINDOW), nl):
+        below = True
+        for j in range(1, depth + 1):
+            if later[j, b] > later[j, nl]:
+                below = False
+                break
+        if below:  # an earlier later time of this key is <= this one
+            return n, nl
     return n, nl + 1
 
 
@@ -133,10 +151,11 @@ def scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later, nl):
 @njit(cache=True)
 def scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
     """Append the rows of ``keys`` (sorted, unique) in batch ``data`` (sorted by key code).
-    Returns ``(n, nl)``, or ``(-need_rows, -need_later)`` when a buffer is too small."""
+    Returns ``(n, nl, rows read)``, or ``(-need_rows, -need_later, 0)`` when a buffer is too
+    small."""
     k = len(keys)
     if m == 0 or k == 0:
-        return n, nl
+        return n, nl, 0
     codes = data[0]
     los = np.empty(k, dtype=np.int64)
     his = np.empty(k, dtype=np.int64)
@@ -150,18 +169,19 @@ def scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
         total += hi - lo
         start = hi
     if n + total > rows.shape[1] or nl + total > later.shape[1]:
-        return -(n + total), -(nl + total)
+        return -(n + total), -(nl + total), 0
     for g in range(k):
+        kstart = nl
         for i in range(los[g], his[g]):
-            n, nl = _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl)
-    return n, nl
+            n, nl = _put(data, i, g, t, first, arity, rdepth, rows, n, later, nl, kstart)
+    return n, nl, total
 
 
 @njit(cache=True)
 def scan_unsorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
     """:func:`scan_sorted` for a matrix in insertion order (each row's key looked up)."""
     if m == 0 or len(keys) == 0:
-        return n, nl
+        return n, nl, 0
     total = 0
     where = np.empty(m, dtype=np.int64)
     for i in range(m):
@@ -169,11 +189,11 @@ def scan_unsorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
         if where[i] >= 0:
             total += 1
     if n + total > rows.shape[1] or nl + total > later.shape[1]:
-        return -(n + total), -(nl + total)
+        return -(n + total), -(nl + total), 0
     for i in range(m):
         if where[i] >= 0:
-            n, nl = _put(data, i, where[i], t, first, arity, rdepth, rows, n, later, nl)
-    return n, nl
+            n, nl = _put(data, i, where[i], t, first, arity, rdepth, rows, n, later, nl, nl)
+    return n, nl, total
 
 
 @njit(cache=True)
@@ -215,7 +235,7 @@ def warm_up() -> None:
                     dtype=np.int64)
     rows = np.empty((4, 8), dtype=np.int64)
     later = np.empty((3, 8), dtype=np.int64)
-    n, nl = scan(data, data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
+    n, nl, _ = scan(data, data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
     # a narrowed spine batch (int32; see trace.layout.narrowed)
     scan(data.astype(np.int32), data.shape[1], True, keys, t, 1, 2, 2, rows, 0, later, 0)
     unique_codes(np.array([2, 1, 2], dtype=np.int64))

@@ -64,23 +64,25 @@ def _contiguous(data: np.ndarray) -> np.ndarray:
     return data if data.flags.c_contiguous else np.ascontiguousarray(data)
 
 
-def _scan(part, keys, t, role, later, nl):
+def _scan(op, part, keys, t, role, later, nl):
     """Every row of ``keys`` in a trace (its :func:`_parts`): ``(rows buffer, n, arity,
-    later buffer, nl)``."""
+    later buffer, nl)``; the rows read counted in ``op``'s flow's work."""
     trace, arity, rdepth = part
     rows = _buffers.get(role, 2 + arity)
-    n = 0
+    n = read = 0
     for data, m, is_sorted, first in trace.packed_runs():
         data = _contiguous(data)
         while True:
-            n2, nl2 = H.scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n, later,
-                             nl)
+            n2, nl2, seen = H.scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n,
+                                   later, nl)
             KERNEL_CALLS[0] += 1
             if n2 >= 0:
                 break
             rows = _buffers.get(role, 2 + arity, -n2, n)
             later = _buffers.get("later", later.shape[0], -nl2, nl)
         n, nl = n2, nl2
+        read += seen
+    op.flow.work.history_rows += read
     return rows, n, arity, later, nl
 
 
@@ -191,7 +193,7 @@ def _run(op, plan, code, t, keys) -> bool:
     nl = 0
     given_cols, given_w, given_starts = _EMPTY_ROWS, _EMPTY, _EMPTY
     if plan.in_part is not None:
-        rows_in, n_in, arity, later, nl = _scan(plan.in_part, keys, tarr, "in", later, nl)
+        rows_in, n_in, arity, later, nl = _scan(op, plan.in_part, keys, tarr, "in", later, nl)
         if code == L.GIVEN:
             cols, w, starts = L.consolidate_by_key(rows_in, n_in, nk, arity)
             new_w = _given(op.logic, w)
@@ -201,13 +203,12 @@ def _run(op, plan, code, t, keys) -> bool:
     else:
         rows_in, n_in, arity = _EMPTY_ROWS, -1, len(out_kinds)
     if plan.out_part is not None:
-        rows_out, n_out, out_arity, later, nl = _scan(plan.out_part, keys, tarr, "out", later,
-                                                      nl)
+        rows_out, n_out, out_arity, later, nl = _scan(op, plan.out_part, keys, tarr, "out",
+                                                      later, nl)
     else:
         rows_out, n_out = _EMPTY_ROWS, -1
         out_arity = len(plan.kinds)
     KERNEL_CALLS[0] += 2  # unique codes, finish
-    op.flow.work.history_rows += max(n_in, 0) + max(n_out, 0) + nl
     cols, diffs, codes, times, starts = L.finish(
         code, plan.kn, plan.key_is_code, plan.sort_out, nk, rows_in, n_in, arity, rows_out,
         n_out, out_arity, given_cols, given_w, given_starts, later, nl)
