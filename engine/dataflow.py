@@ -203,15 +203,21 @@ class Dataflow:
         finally:
             self._stepping = False
 
-    def _step(self) -> StepReport:
+    def _place(self) -> None:
+        """After a change of the graph: the operators' topological order, fusion and places
+        in the trackers (the counts restart: nothing is held between steps but the inputs'
+        capabilities, taken again by the next step)."""
         if self._graph_changed:
-            self.root.toposort()  # (the counts restart: nothing is held between steps but
-            route(self._ops)      # the inputs' capabilities, taken again below)
+            self.root.toposort()
+            route(self._ops)
             fuse(self._ops)
             settle(self._ops)
             for inp in self._inputs.values():
                 inp.op.capability = None
             self._graph_changed = False
+
+    def _step(self) -> StepReport:
+        self._place()
         epoch = self.epoch
         snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
         stats = self.statistics
@@ -507,6 +513,38 @@ class Dataflow:
                               for op in self._ops for up in op.inputs],
                              columns=["source", "target", "updates"])
         return ops, edges
+
+    def progress(self) -> pd.DataFrame:
+        """The progress tracker's view now: one row per operator the scheduler visits (an
+        operator fused into its reader counts there; loops show as their operators), with
+        ``worker`` (one worker: 0), ``id``, ``label``, ``scope``, ``holds`` (the positive
+        occurrence counts of its pointstamps: ``{time: count}``, one per queued batch and per
+        capability) and ``frontier`` (its input frontier: the minimal times at which input
+        could still reach it; a time no element of it is ``<=`` is complete there).  Called
+        from a callback during a step (``inspect``, a subscriber) it shows the counts of that
+        moment; between steps only the inputs hold their open epoch (an input's own frontier is
+        empty: nothing reaches it from upstream).
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step()
+        >>> print(flow.progress()[["label", "holds", "frontier"]].to_string(index=False))
+                     label     holds frontier
+                      xs#0 {(1,): 1}       []
+                distinct#2        {}   [(1,)]
+        view of distinct#3        {}   [(1,)]
+        """
+        if not self._stepping:
+            self._place()
+        rows = []
+        for op in self._ops:
+            if op.host is not op or op.kind == "loop":
+                continue
+            tracker, at = op.scope.tracker, op.location
+            holds = {u: n for u, n in sorted(tracker.counts[at].items()) if n > 0}
+            rows.append((0, op.id, op.label, op.scope.path, holds,
+                         sorted(tracker.frontier(at))))
+        return pd.DataFrame(rows, columns=["worker", "id", "label", "scope", "holds",
+                                           "frontier"])
 
     def __repr__(self) -> str:
         return (f"<Dataflow {self.name!r}: {len(self._inputs)} inputs, {len(self._ops)} "
