@@ -1,8 +1,8 @@
-"""``%dd show``, ``changes``, ``trace``, ``stats``, ``graph``: looking at the flow.
+"""``%dd show``, ``changes``, ``trace``, ``stats``, ``graph``, ``progress``: looking at the flow.
 
 Why together: none changes anything; each reads the engine's public API (a view's contents
 and changes, a collection's history, ``flow.stats``/``flow.lattice``/``flow.upstream``,
-``flow.graph``) and returns a result object from ``display.results``.
+``flow.graph``, ``flow.progress``) and returns a result object from ``display.results``.
 """
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from ..display.graph_svg import dataflow_svg
 from ..display.lattice import lattice_grid
-from ..display.results import ChangesResult, GraphResult, ShowResult, StatsResult, TraceResult
+from ..display.results import (ChangesResult, GraphResult, ProgressResult, ShowResult,
+                               StatsResult, TraceResult)
 from ..messages import SessionError, hint, suggest
 from ..summaries import stats_table
 
-__all__ = ["show", "changes", "trace", "stats", "graph"]
+__all__ = ["show", "changes", "trace", "stats", "graph", "progress"]
 
 
 @magic_arguments(name="dd show")
@@ -155,3 +156,26 @@ def graph(magics, line, ns):
     svg = dataflow_svg(ops, edges, names=names, keep=keep, title=title)
     return GraphResult(svg, ops.reset_index(drop=True), edges.reset_index(drop=True),
                        epoch, title)
+
+
+@magic_arguments(name="dd progress")
+@argument("name", nargs="?", help="only the operators upstream of this collection")
+@argument("--limit", type=int, help="rows to show")
+def progress(magics, line, ns):
+    """The progress tracker's view from flow.progress(): per operator the scheduler visits,
+    the pointstamps it holds (time x count) and its input frontier (a time no element of it
+    is <= is complete there).  Between steps only the inputs hold their open epoch.
+    Example: %dd progress cc
+    """
+    args = magics.parse(progress, line)
+    if args is None:
+        return None
+    flow = magics.session.flow
+    frame = flow.progress()
+    title = f"progress after epoch {flow.epoch - 1}" if flow.epoch else \
+        "progress before the first epoch"
+    if args.name:
+        h = magics.lookup(args.name, ns)
+        frame = frame[frame["id"].isin(flow.upstream(h.collection))]
+        title += f", upstream of {args.name}"
+    return ProgressResult(frame.reset_index(drop=True), title, magics.limit(args))

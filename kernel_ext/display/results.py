@@ -17,7 +17,7 @@ from .tables import (BOX, add_bars, frame_html, log_shade, minus, muted, plus,
                      sorted_frame, text_table, wrap)
 
 __all__ = ["ShowResult", "ChangesResult", "TraceResult", "StatsResult", "GraphResult",
-           "StepSummary", "Declared", "StatusResult"]
+           "StepSummary", "Declared", "StatusResult", "ProgressResult"]
 
 
 class _Result:
@@ -192,6 +192,35 @@ class StatsResult(_Result):
 
     def __repr__(self):
         return self._summary() + "\n" + text_table(self.frame, self.limit)
+
+
+class ProgressResult(_Result):
+    """``%dd progress``: ``flow.progress()``'s rows (``.frame``), the pointstamps shown as
+    ``time×count`` and the frontiers as lists of times."""
+
+    def __init__(self, frame, title, limit=20):
+        self.frame, self.title, self.limit = frame, title, limit
+
+    def _shown(self) -> pd.DataFrame:
+        f = self.frame
+        return pd.DataFrame({
+            "operator": f["label"], "scope": f["scope"], "worker": f["worker"],
+            "pointstamps": [", ".join(f"{t}×{n}" for t, n in h.items()) or "none"
+                            for h in f["holds"]],
+            "frontier": [", ".join(map(str, fr)) or "(nothing can arrive)"
+                         for fr in f["frontier"]]})
+
+    def _summary(self) -> str:
+        held = sum(sum(h.values()) for h in self.frame["holds"])
+        workers = self.frame["worker"].nunique() if len(self.frame) else 0
+        return (f"{self.title}: {held:,} pointstamps held at {len(self.frame):,} operators, "
+                f"{workers} worker{'s' if workers != 1 else ''}")
+
+    def _repr_html_(self):
+        return wrap(escape(self._summary()), frame_html(self._shown(), self.limit))
+
+    def __repr__(self):
+        return self._summary() + "\n" + text_table(self._shown(), self.limit)
 
 
 class GraphResult(_Result):

@@ -64,6 +64,25 @@ def test_graph_draws_loops_as_nested_boxes_with_edge_counts(ip):
     assert old.epoch == 0
 
 
+def test_progress_shows_the_trackers_view(ip):
+    dd(ip, "input edges --columns src,dst")
+    cell(ip, "cc", "connected_components(edges)")
+    dd(ip, "insert edges [(1, 2), (2, 3)]")
+    p = dd(ip, "progress")
+    # between steps only the input holds a pointstamp: its open epoch, 1
+    held = {lab: h for lab, h in zip(p.frame["label"], p.frame["holds"]) if h}
+    assert held == {"edges#0": {(1,): 1}}
+    assert "1 pointstamps held" in repr(p) and "1 worker" in repr(p)
+    html = p._repr_html_()
+    assert "(1,)×1" in html and "after epoch 0" in html
+    # every other operator waits for epoch 1 (padded with iteration 0 inside the loop)
+    for lab, frontier, scope in zip(p.frame["label"], p.frame["frontier"], p.frame["scope"]):
+        if lab != "edges#0":
+            assert frontier == [(1,) + (0,) * scope.count("/")], (lab, frontier)
+    only = dd(ip, "progress cc")
+    assert "edges#0" in set(only.frame["label"]) and "upstream of cc" in repr(only)
+    assert set(only.frame["label"]) < set(p.frame["label"])  # not cc's views
+
 
 def test_declared_collection_renders_its_contents(ip):
     dd(ip, "input edges --columns src,dst")
