@@ -30,7 +30,7 @@ import subprocess
 import sys
 import warnings
 from pathlib import Path
-from time import monotonic, perf_counter
+from time import monotonic, perf_counter, time
 
 import numpy as np
 
@@ -43,7 +43,7 @@ background: bool = os.environ.get("DDLAB_KERNELS", "1").strip().lower() != "sync
 
 _state = {"checked": False, "available": False, "reason": None, "warned": False,
           "ready": False, "compiling": None, "next_poll": 0.0, "failed": False, "failure": None,
-          "load_seconds": None}
+          "load_seconds": None, "waiting": False}
 #: Seconds between two checks of a background compilation (``active`` runs per operator).
 _POLL_SECONDS = 0.25
 _SOURCES = ("histories.py", "logics.py", "matching.py", "reduce.py", "join.py", "rows.py",
@@ -104,20 +104,101 @@ def _load() -> bool:
         if proc.poll() is None:
             return False
         _state["compiling"] = None
+        _release_compile()
         if proc.returncode != 0:
             _fail(f"compiling the kernels failed (exit {proc.returncode}; details in "
                   f"{_log_path()})", "The log says why")
             return False
     elif background and not cache_is_warm():
+        if _state["waiting"]:  # another process compiles: wait for its stamp
+            now = monotonic()
+            if now < _state["next_poll"]:
+                return False
+            _state["next_poll"] = now + _POLL_SECONDS
+            if _compiler_elsewhere():
+                return False
+            _state["waiting"] = False  # it stopped without a warm cache: compile here
+        if not _claim_compile():
+            _state["waiting"] = True
+            _state["next_poll"] = monotonic() + _POLL_SECONDS
+            return False
         _start_background()
         return False
     warm_up()
     return True
 
 
+#: A compile lock older than this is taken to be left behind (the compiler takes a minute).
+_LOCK_SECONDS = 900
+
+
+def _lock_path() -> Path:
+    return cache_dir() / "ddlab-kernels.compiling"
+
+
+def _compiler_elsewhere() -> bool:
+    """Whether another process holds the compile lock and is alive (a lock of a process
+    that is gone, or older than :data:`_LOCK_SECONDS`, is removed)."""
+    path = _lock_path()
+    try:
+        pid = int(path.read_text().split()[0])
+        age = time() - path.stat().st_mtime
+    except (OSError, ValueError, IndexError):
+        return path.exists()  # (being written, or unreadable: count it as held)
+    if pid == os.getpid() or age > _LOCK_SECONDS or not _alive(pid):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, owned by someone else
+    return True
+
+
+def _claim_compile() -> bool:
+    """Take the compile lock (created atomically), so that processes starting together on a
+    cold cache (a notebook's kernels, a test run) run one compiler, not one each; ``False``
+    when another live process holds it.  An unwritable cache cannot be shared: compile."""
+    path = _lock_path()
+    for _ in range(2):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            if _compiler_elsewhere():
+                return False
+            continue  # a stale lock was removed: try once more
+        except OSError:
+            return True
+        with os.fdopen(fd, "w") as f:
+            f.write(f"{os.getpid()}\n")
+        return True
+    return False
+
+
+def _release_compile() -> None:
+    """Remove the compile lock this process took (its compiler finished)."""
+    try:
+        if int(_lock_path().read_text().split()[0]) == os.getpid():
+            _lock_path().unlink()
+    except Exception:  # (cleanup: no lock, or no cache location to find it in)
+        pass
+
+
 def _fail(why: str, fix: str) -> None:
     """Give up on the kernels for this process: say why once; the numpy path from now on."""
     _state["failed"], _state["failure"], _state["compiling"] = True, why, None
+    _state["waiting"] = False
+    _release_compile()
     _warn_once(why, fix)
 
 
@@ -233,6 +314,9 @@ def status() -> str:
         return f"compiled kernels: on (loaded in {_state['load_seconds']:.2f} s)"
     if _state["compiling"] is not None:
         return "compiled kernels: compiling in the background; numpy path until then"
+    if _state["waiting"]:
+        return ("compiled kernels: another process is compiling them in the background; "
+                "numpy path until then")
     if _state["failed"]:
         return f"compiled kernels: {_state['failure']}; numpy path"
     return "compiled kernels: not loaded yet (on first use)"

@@ -550,7 +550,7 @@ def _fresh_kernel_state(monkeypatch):
     """Kernels not loaded yet in this process, numba importable, nothing warned."""
     monkeypatch.setattr(kernels, "_state", dict(
         kernels._state, checked=True, available=True, reason=None, warned=False, ready=False,
-        compiling=None, next_poll=0.0, failed=False, failure=None))
+        compiling=None, next_poll=0.0, failed=False, failure=None, waiting=False))
 
 
 def _two_epochs_of_cc():
@@ -593,6 +593,51 @@ def test_a_kernel_failure_warns_once_and_the_engine_stays_on_numpy(monkeypatch, 
     assert len(said) == 1 and "numpy path" in said[0], said
     assert len(calls) == 1
     assert "numpy path" in kernels.status()
+
+
+def test_processes_starting_on_a_cold_cache_share_one_compiler(monkeypatch, tmp_path):
+    """A process that finds another live process compiling (its lock in the cache) waits
+    for that compiler's stamp on the numpy path instead of starting a compiler of its own;
+    a lock left by a process that is gone is taken over."""
+    _fresh_kernel_state(monkeypatch)
+    monkeypatch.setattr(kernels, "background", True)
+    monkeypatch.setattr(kernels, "cache_dir", lambda: tmp_path)
+    warm = [False]
+    monkeypatch.setattr(kernels, "cache_is_warm", lambda: warm[0])
+    started = []
+
+    def start():
+        started.append(1)
+        kernels._state["compiling"] = SimpleNamespace(poll=lambda: None, returncode=None)
+
+    monkeypatch.setattr(kernels, "_start_background", start)
+    monkeypatch.setattr(kernels, "warm_up", lambda: kernels._state.update(ready=True))
+    other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / "ddlab-kernels.compiling").write_text(f"{other.pid}\n")
+        with tuned(KERNELS=True):
+            assert not kernels.active() and not started
+            assert "another process is compiling" in kernels.status()
+            kernels._state["next_poll"] = 0.0
+            assert not kernels.active() and not started  # still compiling there
+            warm[0] = True  # its stamp: the cache is filled
+            assert kernels.active() and not started
+        # a lock whose process is gone is taken over: this process compiles
+        other.kill()
+        other.wait()
+        _fresh_kernel_state(monkeypatch)
+        warm[0] = False
+        with tuned(KERNELS=True):
+            assert not kernels.active() and started == [1]
+            lock = (tmp_path / "ddlab-kernels.compiling").read_text().split()
+            assert lock == [str(os.getpid())]
+            kernels._state["compiling"] = SimpleNamespace(poll=lambda: 0, returncode=0)
+            kernels._state["next_poll"] = 0.0
+            assert kernels.active()  # done: loaded, and the lock released
+        assert not (tmp_path / "ddlab-kernels.compiling").exists()
+    finally:
+        other.kill()
+        other.wait()
 
 
 def test_a_process_without_numba_runs_and_says_so_once():
