@@ -97,9 +97,9 @@ class Trace(CachedHistories):
             return
         times = np.broadcast_to(np.asarray(t, dtype=np.int64), (len(batch), self.depth))
         order = None if is_sorted(code) else np.argsort(code, kind="stable")
-        data, floats = pack(code, batch.cols, times, batch.diffs, order)
-        self.batches.append(TraceBatch.from_packed(narrowed(data, floats), floats,
-                                                   self.clock.epoch))
+        data, floats = pack(code, batch.cols, times, batch.diffs, order, narrow=True)
+        self.batches.append(TraceBatch.from_packed(data, floats, self.clock.epoch))
+        del data, code, order, times  # (nothing row-sized of this insert outlives its merges)
         self._maintain()
 
     def _spill_recent(self) -> None:
@@ -159,8 +159,8 @@ class Trace(CachedHistories):
             return None
         code = key_code(cols, self.kinds, self.nkey)
         order = None if is_sorted(code) else np.argsort(code, kind="stable")
-        data, floats = pack(code, cols, times, diffs, order)
-        return TraceBatch.from_packed(narrowed(data, floats), floats, epoch)
+        data, floats = pack(code, cols, times, diffs, order, narrow=True)
+        return TraceBatch.from_packed(data, floats, epoch)
 
     def compact(self) -> None:
         """Merge every batch (and the recent rows) into one, compacted to the current

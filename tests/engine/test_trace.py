@@ -376,3 +376,26 @@ def test_a_batch_holding_a_value_beyond_int32_stays_wide():
             assert narrowed(wide, (None, False)).dtype == np.int64
         assert narrowed(fits, (None, True)).dtype == np.int64
     assert narrowed(fits, (None, False)).dtype == np.int64   # fewer rows than NARROW_ROWS
+
+
+@given(rows=st.lists(st.tuples(st.integers(-5, 40), st.sampled_from([0, 7, BIG - 1, BIG, -BIG]),
+                               st.integers(0, 3), st.sampled_from([1, -1, 2])),
+                     min_size=1, max_size=40),
+       floats=st.booleans(), permute=st.booleans())
+def test_packing_straight_to_int32_equals_narrowing_the_int64_matrix(rows, floats, permute):
+    """``pack(..., narrow=True)`` writes int32 at once exactly where packing in int64 and then
+    :func:`~ddlab.engine.trace.layout.narrowed` would narrow: same dtype, same values (values
+    at the int32 limits, float columns and small matrices stay int64)."""
+    from ddlab.engine.trace.layout import narrowed, pack
+
+    a = np.array(rows, dtype=np.int64)
+    cols = [a[:, 0], a[:, 1].astype(np.float64) if floats else a[:, 1]]
+    times = np.stack([np.zeros(len(a), dtype=np.int64), a[:, 2]], axis=1)
+    order = np.argsort(-a[:, 0], kind="stable") if permute else None
+    for keycode in (cols[0], a[:, 1] * 3):
+        with tuned(NARROW_ROWS=4):
+            wide, layout = pack(keycode, cols, times, a[:, 3], order)
+            straight, layout2 = pack(keycode, cols, times, a[:, 3], order, narrow=True)
+            expected = narrowed(wide, layout)
+        assert layout2 == layout and wide.dtype == np.int64
+        assert straight.dtype == expected.dtype and (straight == expected).all()
