@@ -176,22 +176,29 @@ def _consolidate_packed(cols, diffs, times, runs: bool = False):
                             [(int(diffs.min()), int(diffs.max()))])
     if ranges is None:
         return None
-    n, chunk = len(diffs), tuning.CHUNK_ROWS
+    # (passed on unnamed: sum_packed frees the packed rows as soon as it has read them)
+    out_cols, out_times, sums = sum_packed(_packed_rows(keys + [diffs], ranges), ranges,
+                                           len(cols), runs)
+    if times is None:
+        return out_cols, sums
+    return out_cols, out_times, sums
+
+
+def _packed_rows(fields, ranges) -> np.ndarray:
+    """One int64 per row holding ``fields`` (most significant first), each shifted by its
+    ``(lo, bits)`` of ``ranges``; built chunk by chunk (one chunk-sized temporary)."""
+    n, chunk = len(fields[0]), tuning.CHUNK_ROWS
     packed = np.zeros(n, dtype=np.int64)
     tmp = np.empty(min(n, chunk), dtype=np.int64)
     for a in range(0, n, chunk):
         b = min(a + chunk, n)
         seg, t = packed[a:b], tmp[:b - a]
-        for k, (lo, bits) in zip(keys + [diffs], ranges):
+        for k, (lo, bits) in zip(fields, ranges):
             if bits:
                 seg <<= bits
                 np.subtract(k[a:b], lo, out=t)
                 seg |= t
-    del tmp
-    out_cols, out_times, sums = sum_packed(packed, ranges, len(cols), runs)
-    if times is None:
-        return out_cols, sums
-    return out_cols, out_times, sums
+    return packed
 
 
 def packing_ranges(bounds):
@@ -208,9 +215,11 @@ def packing_ranges(bounds):
 
 
 def _group_starts(packed, shift):
-    """Indices where ``packed >> shift`` (sorted) changes, the first row included."""
+    """Indices where ``packed >> shift`` (sorted) changes, the first row included; ``None``
+    when every row does (all rows distinct: no row-sized index array is made)."""
     n, chunk = len(packed), tuning.CHUNK_ROWS
     parts = []
+    every = True  # so far every row starts a group: the full chunks are kept as ranges
     buf = np.empty(min(n, chunk) + 1, dtype=np.int64)
     change = np.empty(min(n, chunk), dtype=bool)
     for a in range(0, n, chunk):
@@ -225,9 +234,16 @@ def _group_starts(packed, shift):
             c[0] = True
             np.not_equal(g[1:], g[:-1], out=c[1:])
         found = np.flatnonzero(c)
+        if every and len(found) == b - a:
+            parts.append((a, b))
+            continue
+        every = False
         if a:
             found += a
         parts.append(found)
+    if every:
+        return None
+    parts = [np.arange(*p) if isinstance(p, tuple) else p for p in parts]
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
@@ -235,7 +251,8 @@ def sum_packed(packed, ranges, ncols, runs: bool = False):
     """Consolidate rows packed one per int64 with ``ranges`` (see :func:`packing_ranges`;
     fields first to last, most significant first, the diff last): ``(cols, times, diffs)``
     sorted by record then time, zero sums dropped; ``times`` is ``None`` when the fields are
-    only the ``ncols`` columns.  Sorts ``packed`` in place.
+    only the ``ncols`` columns.  Consumes ``packed`` (sorted in place, then reused for a
+    result field: pass it unnamed, so that it is freed here once read).
 
     ``runs``: the rows are a few sorted runs (a concatenation of consolidated batches, a
     trace's batches): a stable sort (timsort) then merges them in about linear time, two runs
@@ -249,17 +266,21 @@ def sum_packed(packed, ranges, ncols, runs: bool = False):
     else:  # rows in no order: the compiled radix sort (linear; several times numpy's)
         kernels.sort_values(packed, sum(bits for _, bits in ranges))
     starts = _group_starts(packed, dbits)
-    group = packed.take(starts)
-    if dbits:
-        group >>= dbits
-    if len(starts) == n:  # no two rows alike: the diffs are the sums
+    if starts is None:  # no two rows alike: the diffs are the sums, the records in place
         if dbits:
             sums = np.bitwise_and(packed, (1 << dbits) - 1)
             if dlo:
                 sums += dlo
+            packed >>= dbits
         else:
             sums = np.full(n, dlo, dtype=np.int64)
-    elif dbits:  # the diffs decoded in place, then summed per record
+        group = packed
+        del packed
+        return _unpacked_fields(group, ranges, ncols, sums)
+    group = packed.take(starts)
+    if dbits:
+        group >>= dbits
+    if dbits:  # the diffs decoded in place, then summed per record
         np.bitwise_and(packed, (1 << dbits) - 1, out=packed)
         if dlo:
             packed += dlo
@@ -270,20 +291,32 @@ def sum_packed(packed, ranges, ncols, runs: bool = False):
         sums[-1] = n - starts[-1]
         if dlo != 1:
             sums *= dlo
-    del packed
+    del packed, starts
+    return _unpacked_fields(group, ranges, ncols, sums)
+
+
+def _unpacked_fields(group, ranges, ncols, sums):
+    """:func:`sum_packed`'s result from its summed records ``group`` (one packed int64 each,
+    the diff's bits shifted out; consumed: its memory becomes the first field) and
+    ``sums``."""
     keep = sums != 0
     if not keep.all():
         group, sums = group[keep], sums[keep]
+    del keep
     fields = []
-    for lo, bits in reversed(ranges[:-1]):
-        if bits:
+    last = len(ranges) - 2  # the first field's: what is left of group once the rest is out
+    for j, (lo, bits) in zip(range(last, -1, -1), reversed(ranges[:-1])):
+        if not bits:
+            field = np.zeros(len(group), dtype=np.int64)
+        elif j == 0:
+            field = group
+        else:
             field = group & ((1 << bits) - 1)
             group >>= bits
-        else:
-            field = np.zeros(len(group), dtype=np.int64)
         if lo:
             field += lo
         fields.append(field)
+    del group
     fields.reverse()
     if len(fields) == ncols:
         return tuple(fields), None, sums
