@@ -144,10 +144,17 @@ class KeyIndex:
         order = np.argsort(rows.keycode, kind="stable")   # gather's order within a key
         self.codes = rows.keycode[order]
         self.cols = [decode_column(c[order], k, interner) for c, k in zip(rows.cols, self.kinds)]
-        self.times = rows.times[order, 1:]
+        self.times = [c for c in rows.times[order, 1:].T]      # one array per coordinate
         self.diffs = rows.diffs[order]
         self.rows = len(order)
         self.interner = interner
+        # a one-field integer key's code is its engine code: each key's rows found by a dict
+        self.ranges = None
+        if self.nkey == 1 and self.kinds[0] != FLOAT:
+            starts = np.flatnonzero(np.diff(self.codes, prepend=self.codes[0] - 1))
+            ends = np.append(starts[1:], len(order))
+            self.ranges = dict(zip(self.codes[starts].tolist(), zip(starts.tolist(),
+                                                                    ends.tolist())))
 
     def read_keys(self, keys) -> dict:
         """:func:`read_keys` of this trace, from the index."""
@@ -162,21 +169,31 @@ class KeyIndex:
                 wanted.append(codes)
         if not wanted:
             return out
+        if self.ranges is not None:      # a code stands for one key: its rows are the key's
+            for key, (code,) in zip(out, wanted) if len(wanted) == len(out) else ():
+                bounds = self.ranges.get(code)
+                if bounds is not None:
+                    out[key] = self._rows(*bounds)
+            if len(wanted) == len(out):
+                return out
         cols = [np.array([k[j] for k in wanted], dtype=np.float64 if kinds[j] == FLOAT else np.int64)
                 for j in range(nkey)]
         codes = np.unique(key_code(cols, kinds[:nkey], nkey))
-        lo = np.searchsorted(self.codes, codes, side="left").tolist()
-        hi = np.searchsorted(self.codes, codes, side="right").tolist()
-        for a, b in zip(lo, hi):
-            if b <= a:
-                continue
-            records = list(zip(*[c[a:b].tolist() for c in self.cols]))
-            times = [tuple(t) for t in self.times[a:b].tolist()]
-            for update in zip(records, times, self.diffs[a:b].tolist()):
+        for a, b in zip(np.searchsorted(self.codes, codes, side="left").tolist(),
+                        np.searchsorted(self.codes, codes, side="right").tolist()):
+            for update in self._rows(a, b):   # (a hashed code may stand for several keys)
                 rows = out.get(update[0][:nkey])
                 if rows is not None:
                     rows.append(update)
         return out
+
+    def _rows(self, a: int, b: int) -> list:
+        """``[(record, inner time, diff)]`` of the sorted rows ``a:b``."""
+        records = list(zip(*[c[a:b].tolist() for c in self.cols]))
+        times = list(zip(*[c[a:b].tolist() for c in self.times]))
+        if not self.times:
+            times = [()] * (b - a)
+        return list(zip(records, times, self.diffs[a:b].tolist()))
 
 
 def kinds_of(op):

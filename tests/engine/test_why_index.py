@@ -48,7 +48,8 @@ def test_the_key_index_reads_what_the_trace_reads(preset):
         pairs = flow.input("pairs", columns=["x", "y", "w"])
         cc = connected_components(words)
         keyed = pairs.count(key_columns=2).join(pairs.project(0, 1, 2), key_columns=2)
-        views = [cc.view(), keyed.view()]
+        by_weight = pairs.project(2, 0).count()          # a float key
+        views = [cc.view(), keyed.view(), by_weight.view()]
         names = [f"n{i}" for i in range(30)]
         for epoch in range(4):
             words.insert([(rng.choice(names), rng.choice(names)) for _ in range(25)])
