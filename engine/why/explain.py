@@ -35,6 +35,7 @@ from ..collection import Collection
 from ..errors import DataflowError, InputError
 from ..lattice import display_time
 from . import lineage, reading
+from .gc_pause import collector_paused
 from .history import Budget, Histories, as_record, record_pattern, user_form
 from .replay import Replay
 
@@ -264,7 +265,13 @@ def _upstream_inputs(flow, target) -> dict:
 
 def explain(flow, collection, record, *, verify: bool = True, budget: int | None = DEFAULT_BUDGET,
             names: dict | None = None) -> Explanation:
-    """The explanation of ``record`` in ``collection`` (see the module docstring)."""
+    """The explanation of ``record`` in ``collection`` (see the module docstring); the
+    cyclic garbage collector is paused meanwhile (:mod:`.gc_pause` says why)."""
+    with collector_paused():
+        return _explain(flow, collection, record, verify, budget, names)
+
+
+def _explain(flow, collection, record, verify, budget, names) -> Explanation:
     start = time.perf_counter()
     if not hasattr(collection, "op"):
         raise DataflowError(f"why explains a Collection, not {type(collection).__name__} "
