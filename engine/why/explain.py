@@ -27,6 +27,7 @@ which is also the graph distance because the component's minimum is never blocke
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -94,7 +95,12 @@ class Explanation:
         :data:`SHOWN`), skipping
         plumbing in between, or ``keep(operator) -> bool`` decides (a rules compiler keeps
         the operators that produce each rule's head, and names them with ``names``).
-        This is what a renderer (the explorer, a proof tree) reads."""
+        This is what a renderer (the explorer, a proof tree) reads (built with the garbage
+        collector paused, as the explanation was: :mod:`.gc_pause`)."""
+        with collector_paused():
+            return self._nodes(shown, keep)
+
+    def _nodes(self, shown, keep) -> list[dict]:
         if self.root is None:
             return list(getattr(self, "_frozen", []))
         ids: dict = {}
@@ -121,9 +127,9 @@ class Explanation:
                     found.extend(below(c, seen | {c}))
             return list(dict.fromkeys(found))
 
-        todo = [self.root]
+        todo = deque([self.root])
         while todo:
-            key = todo.pop(0)
+            key = todo.popleft()
             if key in ids:
                 continue
             ids[key] = len(ids)

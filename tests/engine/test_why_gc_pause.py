@@ -55,3 +55,24 @@ def test_an_explanation_leaves_a_disabled_collector_disabled():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_a_derivation_is_listed_with_the_collector_paused(monkeypatch):
+    """``nodes()`` (what a proof tree and the explorer read) builds a dict per step: paused
+    too, and restored after."""
+    import importlib
+
+    from ddlab.algorithms import connected_components
+
+    module = importlib.import_module("ddlab.engine.why.explain")
+    seen: list = []
+    shown = module.display_time
+    monkeypatch.setattr(module, "display_time",
+                        lambda t, kinds: seen.append(gc.isenabled()) or shown(t, kinds))
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges)
+    edges.insert([(1, 2), (2, 3), (3, 4)])
+    flow.step()
+    nodes = flow.why(labels, (4, 1)).nodes()
+    assert len(nodes) > 2 and seen and not any(seen) and gc.isenabled()
