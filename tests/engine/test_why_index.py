@@ -129,17 +129,18 @@ def test_explanations_are_the_same_with_and_without_indexes(name, monkeypatch):
 
 
 def test_rules_proofs_are_the_same_with_and_without_indexes(monkeypatch):
-    """A rules program's relations (recursion, ``min`` in recursion, ``count``): the same
-    proofs either way."""
+    """A rules program's relations (recursion, ``min`` in recursion, ``count``, ``sum``):
+    the same proofs either way."""
     rules = """
     .input edge(src, dst) from edges
     .input root(v) from roots
-    reach(y) :- root(y).
-    reach(y) :- reach(x), edge(x, y).
-    dist(y, 0) :- root(y).
-    dist(y, min(d + 1)) :- dist(x, d), edge(x, y).
-    outs(x, count(y)) :- edge(x, y).
-    .output reach, dist, outs
+    fanout(x, count(y)) :- edge(x, y).
+    hops(y, 0) :- root(y).
+    seen(y) :- root(y).
+    hops(y, min(d + 1)) :- hops(x, d), edge(x, y).
+    seen(y) :- edge(x, y), seen(x).
+    weight(x, sum(n)) :- fanout(x, n), seen(x).
+    .output seen, hops, fanout, weight
     """
     graph = nx.gnm_random_graph(80, 200, seed=2, directed=True)
     flow = ddlab.Dataflow()
