@@ -26,7 +26,8 @@ root, shortest paths from a source (unit weights), and rules (``reach`` and ``di
 1))`` in recursion, ``outs(x, count(y))`` not recursive).  Per kind, 100 records whose
 explanation is a path of at least 100 edges (by networkx's BFS distance; ``outs``: random
 nodes), each explained checked (``flow.why``; rules: ``program.why``, the proof tree): median
-and p99 (target <= 100 ms and <= 300 ms, issue 29); a kind stops after ``KIND_BUDGET_S``.
+and p99 (target <= 100 ms and <= 300 ms, issue 29), and the slowest record; a kind stops
+after ``KIND_BUDGET_S``.  ``--variant scc,rules_dist`` runs only those kinds (same queries).
 """
 from __future__ import annotations
 
@@ -173,7 +174,7 @@ KIND_BUDGET_S = 240
 
 def _timed(name, explain, records) -> dict:
     """Median, p99 and max milliseconds of ``explain(record)`` over ``records`` (those that
-    ran within :data:`KIND_BUDGET_S`); progress on stderr."""
+    ran within :data:`KIND_BUDGET_S`), and the slowest record; progress on stderr."""
     lat = []
     start = time.perf_counter()
     for rec in records:
@@ -182,12 +183,15 @@ def _timed(name, explain, records) -> dict:
         lat.append((time.perf_counter() - t) * 1000)
         if time.perf_counter() - start > KIND_BUDGET_S:
             break
+    slowest = records[int(np.argmax(lat))]
     lat = np.array(lat)
     print(f"why long-paths {name}: {len(lat)} queries, median {np.median(lat):.1f} ms, "
-          f"max {lat.max():.1f} ms", file=sys.stderr, flush=True)
+          f"p99 {np.percentile(lat, 99):.1f} ms, max {lat.max():.1f} ms ({slowest!r})",
+          file=sys.stderr, flush=True)
     return {"median_ms": round(float(np.median(lat)), 1),
             "p99_ms": round(float(np.percentile(lat, 99)), 1),
-            "max_ms": round(float(lat.max()), 1), "queries": len(lat)}
+            "max_ms": round(float(lat.max()), 1), "slowest": repr(slowest),
+            "queries": len(lat)}
 
 
 def _far(distances: dict, rng, n: int = 100) -> list:
@@ -196,20 +200,29 @@ def _far(distances: dict, rng, n: int = 100) -> list:
     return [int(x) for x in rng.choice(pool, size=min(n, len(pool)), replace=False)]
 
 
-def long_paths(args) -> dict:
-    """Every collection kind explained on the long-path graph (see the module docstring)."""
+#: the collection kinds of the long-path benchmark, in the order they run
+LONG_PATH_KINDS = ("cc", "scc", "reach", "sssp", "rules_reach", "rules_dist", "rules_count")
+
+
+def long_path_kinds(seed: int = 0, only=LONG_PATH_KINDS):
+    """``(graph facts, {kind: (explain(record), records)})`` for the kinds in ``only`` (each
+    kind's flow built and run once; the records sampled as the full run samples them, so a
+    kind's queries are the same whichever kinds are chosen)."""
     import networkx as nx
 
     import ddlab
     from ddlab.algorithms import (connected_components, reachability, shortest_paths,
                                   strongly_connected_components)
 
-    edge_list = long_path_edges(args.seed)
+    unknown = sorted(set(only) - set(LONG_PATH_KINDS))
+    if unknown:
+        raise SystemExit(f"why long-paths: unknown kind(s) {', '.join(unknown)} (kinds: "
+                         f"{', '.join(LONG_PATH_KINDS)})")
+    edge_list = long_path_edges(seed)
     digraph = nx.DiGraph(edge_list)
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     root = min(digraph.nodes)
-    result = {"workload": "why", "dataset": "long-paths-20k", "edges": len(edge_list),
-              "nodes": digraph.number_of_nodes()}
+    facts = {"edges": len(edge_list), "nodes": digraph.number_of_nodes()}
 
     def flow_with(build, weighted=False):
         flow = ddlab.Dataflow("why-long-paths")
@@ -225,30 +238,46 @@ def long_paths(args) -> dict:
     forward = nx.single_source_shortest_path_length(digraph, root)
     undirected = nx.single_source_shortest_path_length(digraph.to_undirected(), root)
     backward = nx.single_source_shortest_path_length(digraph.reverse(copy=False), root)
-    kinds = {}
-    flow, cc, _ = flow_with(lambda e, r: connected_components(e))
-    kinds["cc"] = (lambda rec, f=flow, c=cc: f.why(c, rec),
-                   [(v, root) for v in _far(undirected, rng)])
-    flow, scc, _ = flow_with(lambda e, r: strongly_connected_components(e))
-    # an edge (u, v) of the component: its explanation holds paths from the smallest node to
-    # u and v, and back, of at least LONG_PATH edges
+    # an SCC edge (u, v) of the component: its explanation holds paths from the smallest
+    # node to u and v, and back, of at least LONG_PATH edges
     far_both = {u: min(forward[u], backward[u]) for u in forward if u in backward}
-    kinds["scc"] = (lambda rec, f=flow, c=scc: f.why(c, rec),
-                    [next(iter(digraph.out_edges(u))) for u in _far(far_both, rng)])
-    flow, reach, _ = flow_with(lambda e, r: reachability(e, r))
-    kinds["reach"] = (lambda rec, f=flow, c=reach: f.why(c, rec),
-                      [(v, root) for v in _far(forward, rng)])
-    flow, sssp, _ = flow_with(lambda e, r: shortest_paths(e, r), weighted=True)
-    kinds["sssp"] = (lambda rec, f=flow, c=sssp: f.why(c, rec),
-                     [(v, forward[v]) for v in _far(forward, rng)])
-    flow, program, _ = flow_with(lambda e, r: ddlab.rules(RULES, {"edges": e, "roots": r}))
-    kinds["rules_reach"] = (lambda rec, p=program: p.why("reach", rec),
-                            [v for v in _far(forward, rng)])
-    kinds["rules_dist"] = (lambda rec, p=program: p.why("dist", rec),
-                           [(v, forward[v]) for v in _far(forward, rng)])
+    # every kind's records are drawn in the same order whichever run: the same queries
+    samples = {
+        "cc": [(v, root) for v in _far(undirected, rng)],
+        "scc": [next(iter(digraph.out_edges(u))) for u in _far(far_both, rng)],
+        "reach": [(v, root) for v in _far(forward, rng)],
+        "sssp": [(v, forward[v]) for v in _far(forward, rng)],
+        "rules_reach": [v for v in _far(forward, rng)],
+        "rules_dist": [(v, forward[v]) for v in _far(forward, rng)],
+    }
     outs = [int(x) for x in rng.choice(sorted(digraph.nodes), size=100, replace=False)]
-    kinds["rules_count"] = (lambda rec, p=program: p.why("outs", rec),
-                            [(v, digraph.out_degree(v)) for v in outs])
+    samples["rules_count"] = [(v, digraph.out_degree(v)) for v in outs]
+    builders = {"cc": connected_components, "scc": strongly_connected_components,
+                "reach": reachability, "sssp": shortest_paths}
+    kinds, program = {}, None
+    for name in LONG_PATH_KINDS:
+        if name not in only:
+            continue
+        if name in builders:
+            algorithm = builders[name]
+            flow, out, _ = flow_with(
+                (lambda e, r, a=algorithm: a(e, r)) if name in ("reach", "sssp") else
+                (lambda e, r, a=algorithm: a(e)), weighted=name == "sssp")
+            kinds[name] = (lambda rec, f=flow, c=out: f.why(c, rec), samples[name])
+            continue
+        if program is None:
+            _, program, _ = flow_with(lambda e, r: ddlab.rules(RULES, {"edges": e, "roots": r}))
+        relation = name.split("_", 1)[1].replace("count", "outs")
+        kinds[name] = (lambda rec, p=program, n=relation: p.why(n, rec), samples[name])
+    return facts, kinds
+
+
+def long_paths(args) -> dict:
+    """Every collection kind explained on the long-path graph (see the module docstring);
+    ``--variant cc,scc`` runs only those kinds."""
+    only = tuple(args.variant.split(",")) if args.variant else LONG_PATH_KINDS
+    facts, kinds = long_path_kinds(args.seed, only)
+    result = {"workload": "why", "dataset": "long-paths-20k", **facts}
     for name, (explain, records) in kinds.items():
         for key, value in _timed(name, explain, records).items():
             result[f"{name}_{key}"] = value

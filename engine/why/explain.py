@@ -27,6 +27,7 @@ which is also the graph distance because the component's minimum is never blocke
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -35,6 +36,7 @@ from ..collection import Collection
 from ..errors import DataflowError, InputError
 from ..lattice import display_time
 from . import lineage, reading
+from .gc_pause import collector_paused
 from .history import Budget, Histories, as_record, record_pattern, user_form
 from .replay import Replay
 
@@ -93,7 +95,12 @@ class Explanation:
         :data:`SHOWN`), skipping
         plumbing in between, or ``keep(operator) -> bool`` decides (a rules compiler keeps
         the operators that produce each rule's head, and names them with ``names``).
-        This is what a renderer (the explorer, a proof tree) reads."""
+        This is what a renderer (the explorer, a proof tree) reads (built with the garbage
+        collector paused, as the explanation was: :mod:`.gc_pause`)."""
+        with collector_paused():
+            return self._nodes(shown, keep)
+
+    def _nodes(self, shown, keep) -> list[dict]:
         if self.root is None:
             return list(getattr(self, "_frozen", []))
         ids: dict = {}
@@ -120,9 +127,9 @@ class Explanation:
                     found.extend(below(c, seen | {c}))
             return list(dict.fromkeys(found))
 
-        todo = [self.root]
+        todo = deque([self.root])
         while todo:
-            key = todo.pop(0)
+            key = todo.popleft()
             if key in ids:
                 continue
             ids[key] = len(ids)
@@ -264,7 +271,13 @@ def _upstream_inputs(flow, target) -> dict:
 
 def explain(flow, collection, record, *, verify: bool = True, budget: int | None = DEFAULT_BUDGET,
             names: dict | None = None) -> Explanation:
-    """The explanation of ``record`` in ``collection`` (see the module docstring)."""
+    """The explanation of ``record`` in ``collection`` (see the module docstring); the
+    cyclic garbage collector is paused meanwhile (:mod:`.gc_pause` says why)."""
+    with collector_paused():
+        return _explain(flow, collection, record, verify, budget, names)
+
+
+def _explain(flow, collection, record, verify, budget, names) -> Explanation:
     start = time.perf_counter()
     if not hasattr(collection, "op"):
         raise DataflowError(f"why explains a Collection, not {type(collection).__name__} "

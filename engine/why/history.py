@@ -104,6 +104,16 @@ def normalized(updates: dict, t):
 #: each: 1,263 ms at 300,000 (RSS +250 MB) and 683 ms at 1,000,000 (+330 MB).
 STORE_ROWS = 300_000
 
+#: A trace read by key this many times in an epoch is indexed (:class:`reading.KeyIndex`):
+#: a path of 100 steps reads its traces hundreds of times, one key at a time, while one
+#: explanation of a few records reads a trace a few times and should not pay for an index.
+INDEX_AFTER_READS = 16
+#: Rows the indexes of one flow's epoch may hold between them (sorted copies of traces'
+#: arrays, about 40 bytes a row: 2,000,000 rows is about 80 MB); a trace that does not
+#: fit is read key by key from the trace itself.  Unlike the rows of :data:`STORE_ROWS`,
+#: an index stays for the epoch: it is what makes the explanations after the first cheap.
+INDEX_ROWS = 2_000_000
+
 
 class _EpochStore:
     """What the explanations of one flow read during one epoch, shared by them: restricted
@@ -120,15 +130,34 @@ class _EpochStore:
         self.matchers: dict = {}      # pattern -> its test
         self.preimages: dict = {}     # map op id -> {output record: {input record: count}}
         self.firsts: dict = {}        # (op id, record, time, sign) -> first_time there
+        self.indexes: dict = {}       # id(trace) -> its KeyIndex (kept by trim)
+        self.key_reads: dict = {}     # id(trace) -> lookups by key so far (until indexed)
+        self.index_rows = 0
 
     def kept(self, n: int) -> None:
         """Count ``n`` more rows kept."""
         self.rows += n
 
     def trim(self) -> None:
-        """Start again empty when the store holds more than :data:`STORE_ROWS` rows."""
+        """Start again empty when the store holds more than :data:`STORE_ROWS` rows (the
+        indexes stay: they are bounded by :data:`INDEX_ROWS` on their own)."""
         if self.rows > STORE_ROWS:
+            kept = self.indexes, self.key_reads, self.index_rows
             self.__init__(self.epoch)
+            self.indexes, self.key_reads, self.index_rows = kept
+
+    def read_keys(self, trace, interner, keys) -> dict:
+        """:func:`reading.read_keys`, from the trace's index once it has been read by key
+        :data:`INDEX_AFTER_READS` times (and its index fits in :data:`INDEX_ROWS`)."""
+        index = self.indexes.get(id(trace))
+        if index is None:
+            reads = self.key_reads[id(trace)] = self.key_reads.get(id(trace), 0) + 1
+            if reads >= INDEX_AFTER_READS and self.index_rows + len(trace) <= INDEX_ROWS:
+                index = self.indexes[id(trace)] = reading.KeyIndex(trace, interner)
+                self.index_rows += index.rows
+        if index is None:
+            return reading.read_keys(trace, interner, keys)
+        return index.read_keys(keys)
 
 
 #: flow -> its epoch's store (dropped with the flow, replaced at the first read after a step)
@@ -175,10 +204,10 @@ class Histories:
         if found is None:
             trace = self._trace_for(op, pattern)
             found = self._by_key(trace, pattern) if trace is not None else None
-            if found is None:      # (a key's rows are kept by key already: not twice)
+            if found is None:
                 found = self._compute(op, pattern, trace)
-                store.kept(len(found))
-                store.memo[key] = found
+            store.kept(len(found))
+            store.memo[key] = found
         if key not in self._used:
             self._used.add(key)
             self._charge(len(found))
@@ -214,13 +243,13 @@ class Histories:
         key = (op.id, record, t, sign)
         found = self._store.firsts.get(key)
         if found is None:
-            ups = self.updates(op, record_pattern([record]))
-            found = self._store.firsts[key] = (first_time(ups, record, t, sign), len(ups))
-        else:                                 # charged to this explanation as if read
-            used = (op.id, record_pattern([record]))
-            if used not in self._used:
-                self._used.add(used)
-                self._charge(found[1])
+            pattern = record_pattern([record])
+            ups = self.updates(op, pattern)
+            found = self._store.firsts[key] = (first_time(ups, record, t, sign), len(ups),
+                                               (op.id, pattern))
+        elif found[2] not in self._used:      # charged to this explanation as if read
+            self._used.add(found[2])
+            self._charge(found[1])
         return found[0]
 
     def preimages(self, op) -> dict:
@@ -264,7 +293,7 @@ class Histories:
         cache = self._store.keys.setdefault(id(trace), {})
         missing = [k for k in keys if k not in cache]
         if missing:
-            for key, rows in reading.read_keys(trace, self.interner, missing).items():
+            for key, rows in self._store.read_keys(trace, self.interner, missing).items():
                 cache[key] = _by_record(rows)
                 self._store.kept(len(rows))
         if all(len(conj) == arity for conj in pattern):   # records: looked up by record
