@@ -13,8 +13,6 @@ when the program or the data do not qualify, and the general path runs.
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from .. import tuning
@@ -123,13 +121,12 @@ class _Plan:
         self.out_part = _parts(op.out_trace) if out_kinds is not None else None
 
 
-_plans: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def _plan(op, in_kinds, out_kinds) -> _Plan:
-    plan = _plans.get(op)
+    """``op``'s plan, kept on the operator: a plan holds its traces, which lead back to the
+    operator, so a table keyed weakly by operator would keep every stepped flow alive."""
+    plan = op.kernel_plan
     if plan is None or plan.in_kinds != in_kinds or plan.out_kinds != out_kinds:
-        plan = _plans[op] = _Plan(op, in_kinds, out_kinds)
+        plan = op.kernel_plan = _Plan(op, in_kinds, out_kinds)
     return plan
 
 

@@ -76,6 +76,8 @@ def kernel_process(op, t, inputs, pending) -> bool:
 class Reduce(Operator):
     kind = "reduce"
     shown_in_derivations = True
+    #: the compiled kernels' plan for this operator (see :mod:`~ddlab.engine.kernels.reduce`)
+    kernel_plan = None
 
     def __init__(self, scope, inputs, logic, nkey: int = 1, name=None):
         super().__init__(scope, inputs, name or logic.name)

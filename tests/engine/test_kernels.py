@@ -640,6 +640,29 @@ def test_processes_starting_on_a_cold_cache_share_one_compiler(monkeypatch, tmp_
         other.wait()
 
 
+def test_a_stepped_flow_is_freed_with_the_kernels_on():
+    """The kernels keep nothing of a flow once it is dropped (a plan kept in a table keyed
+    weakly by operator held its traces, which hold the operator: every stepped flow, such
+    as each replay a checked ``why`` builds, stayed in memory)."""
+    import gc
+    import weakref
+
+    def stepped():
+        flow = ddlab.Dataflow()
+        edges = flow.input("edges", columns=["src", "dst"])
+        ddlab.algorithms.connected_components(edges).view()
+        edges.insert([(1, 2), (2, 3), (5, 6)])
+        flow.step()
+        return weakref.ref(flow)
+
+    with tuned(KERNELS=True):
+        kernels.warm_up()
+        assert kernels.active()
+        gone = stepped()
+    gc.collect()
+    assert gone() is None
+
+
 def test_a_process_without_numba_runs_and_says_so_once():
     """In a fresh interpreter where ``import numba`` fails: one warning, right results."""
     code = """
