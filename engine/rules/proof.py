@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
+from ..why.gc_pause import collector_paused
 from .ast import Atom, Const, Var, Wildcard
 from .errors import ArityError
 
@@ -102,8 +103,10 @@ class Proof:
 
 
 def prove(program, relation: str, fact, *, verify: bool = True) -> Proof:
-    """The proof tree of ``fact`` in ``relation`` of a compiled rules ``program``."""
-    return _Prover(program).proof(relation, fact, verify)
+    """The proof tree of ``fact`` in ``relation`` of a compiled rules ``program`` (built
+    with the cyclic garbage collector paused, as explanations are: ``why.gc_pause``)."""
+    with collector_paused():
+        return _Prover(program).proof(relation, fact, verify)
 
 
 class _Prover:

@@ -76,3 +76,29 @@ def test_a_derivation_is_listed_with_the_collector_paused(monkeypatch):
     flow.step()
     nodes = flow.why(labels, (4, 1)).nodes()
     assert len(nodes) > 2 and seen and not any(seen) and gc.isenabled()
+
+
+def test_a_rules_proof_is_built_with_the_collector_paused(monkeypatch):
+    """A rules program's ``why`` (``rules.proof``) pauses the collector as explanations do
+    (its proofs of long paths allocate as much), and restores it."""
+    from ddlab.engine.rules import proof
+
+    flow = ddlab.Dataflow()
+    edge = flow.input("edge", columns=["src", "dst"])
+    program = ddlab.rules(".input edge\npath(x, y) :- edge(x, y).\n"
+                          "path(x, z) :- path(x, y), edge(y, z).\n.output path",
+                          {"edge": edge}, flow=flow)
+    edge.insert([(1, 2), (2, 3), (3, 4)])
+    flow.step()
+    seen = []
+    build = proof._Prover.build
+
+    def watched(self, *args, **kwargs):
+        seen.append(gc.isenabled())
+        return build(self, *args, **kwargs)
+
+    monkeypatch.setattr(proof._Prover, "build", watched)
+    assert gc.isenabled()
+    tree = program.why("path", (1, 4))
+    assert tree.height == 3 and seen and not any(seen)
+    assert gc.isenabled()
