@@ -6,12 +6,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+import session_archive
 from executed import keep_nbmake_runs
 from hypothesis import HealthCheck, settings
 
@@ -58,15 +57,10 @@ def pytest_collection_finish(session):
         return
     folder = tempfile.mkdtemp(prefix="ddlab-test-jvm-")
     session.config.stash[_ARCHIVE_DIR] = folder
-    record = ("import sys; from ddlab.sources import jvm_archive; "
-              "from ddlab.sources.session import check_java; "
-              "jvm_archive.build(jvm_archive.archive_path(check_java(), sys.argv[1]), "
-              "low_priority=False, recording='minimal')")
-    done = subprocess.run([sys.executable, "-c", record, folder], capture_output=True, text=True,
-                          timeout=900)
+    done = session_archive.record_for_session(Path(folder))
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        said = (f"recorded in {folder}" if done.returncode == 0 and os.listdir(folder)
+        said = (f"recorded in {folder}" if done.returncode == 0 and done.left
                 else f"none ({(done.stderr.strip() or 'no archive written')[-300:]})")
         reporter.write_line(f"ddlab: JVM class archive for this session's Spark starts: {said}")
     os.environ["DDLAB_JVM_ARCHIVE_DIR"] = folder
