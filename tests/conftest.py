@@ -57,7 +57,9 @@ def pytest_collection_finish(session):
         return
     folder = tempfile.mkdtemp(prefix="ddlab-test-jvm-")
     session.config.stash[_ARCHIVE_DIR] = folder
-    done = session_archive.record_for_session(Path(folder))
+    # the compiled kernels are loaded (compiled, on a cold cache: 40 s in a new clone) while
+    # the recording JVM runs, instead of after it (_compiled_kernels)
+    done = session_archive.record_for_session(Path(folder), meanwhile=_warm_up_kernels)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
         said = (f"recorded in {folder}" if done.returncode == 0 and done.left
@@ -151,11 +153,16 @@ def spark():
     session.stop_spark()
 
 
+def _warm_up_kernels():
+    from ddlab.engine import kernels
+
+    kernels.warm_up()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _compiled_kernels():
     """The compiled kernels loaded (compiled here if the cache is cold) before any test runs,
     so a test of the kernel path never runs the numpy path while a background compilation is
-    under way (the engine's behaviour for users, see ddlab.engine.kernels)."""
-    from ddlab.engine import kernels
-
-    kernels.warm_up()
+    under way (the engine's behaviour for users, see ddlab.engine.kernels).  A session that
+    records the JVM archive has loaded them already, during the recording."""
+    _warm_up_kernels()

@@ -35,20 +35,29 @@ class Recording:
 SESSION: Recording | None = None
 
 
-def record(folder: Path, env: dict | None = None) -> Recording:
-    """Record the archive into ``folder`` in a fresh process (its error output kept)."""
+def record(folder: Path, env: dict | None = None, meanwhile=None) -> Recording:
+    """Record the archive into ``folder`` in a fresh process (its error output kept);
+    ``meanwhile()``, if given, runs in this process while the recording JVM works (it uses
+    a core of its own for much of its minute)."""
     from ddlab.sources import jvm_archive
     from ddlab.sources.session import check_java
 
     path = jvm_archive.archive_path(check_java(), folder)
-    done = subprocess.run([sys.executable, "-c", RECORD, str(folder)], capture_output=True,
-                          text=True, timeout=900, env=env)
+    with subprocess.Popen([sys.executable, "-c", RECORD, str(folder)], env=env, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            _, stderr = proc.communicate(timeout=900)
+        except BaseException:
+            proc.kill()
+            raise
     left = tuple(sorted(p for p in os.listdir(folder) if p != "cache"))
-    return Recording(Path(folder), path, left, done.returncode, done.stderr)
+    return Recording(Path(folder), path, left, proc.returncode, stderr)
 
 
-def record_for_session(folder: Path) -> Recording:
+def record_for_session(folder: Path, meanwhile=None) -> Recording:
     """``record`` for the whole session: kept in ``SESSION``."""
     global SESSION
-    SESSION = record(folder)
+    SESSION = record(folder, meanwhile=meanwhile)
     return SESSION
