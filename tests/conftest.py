@@ -6,12 +6,11 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+import session_archive
 from executed import keep_nbmake_runs
 from hypothesis import HealthCheck, settings
 
@@ -58,15 +57,12 @@ def pytest_collection_finish(session):
         return
     folder = tempfile.mkdtemp(prefix="ddlab-test-jvm-")
     session.config.stash[_ARCHIVE_DIR] = folder
-    record = ("import sys; from ddlab.sources import jvm_archive; "
-              "from ddlab.sources.session import check_java; "
-              "jvm_archive.build(jvm_archive.archive_path(check_java(), sys.argv[1]), "
-              "low_priority=False, recording='minimal')")
-    done = subprocess.run([sys.executable, "-c", record, folder], capture_output=True, text=True,
-                          timeout=900)
+    # the compiled kernels are loaded (compiled, on a cold cache: 40 s in a new clone) while
+    # the recording JVM runs, instead of after it (_compiled_kernels)
+    done = session_archive.record_for_session(Path(folder), meanwhile=_warm_up_kernels)
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     if reporter is not None:
-        said = (f"recorded in {folder}" if done.returncode == 0 and os.listdir(folder)
+        said = (f"recorded in {folder}" if done.returncode == 0 and done.left
                 else f"none ({(done.stderr.strip() or 'no archive written')[-300:]})")
         reporter.write_line(f"ddlab: JVM class archive for this session's Spark starts: {said}")
     os.environ["DDLAB_JVM_ARCHIVE_DIR"] = folder
@@ -157,11 +153,16 @@ def spark():
     session.stop_spark()
 
 
+def _warm_up_kernels():
+    from ddlab.engine import kernels
+
+    kernels.warm_up()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _compiled_kernels():
     """The compiled kernels loaded (compiled here if the cache is cold) before any test runs,
     so a test of the kernel path never runs the numpy path while a background compilation is
-    under way (the engine's behaviour for users, see ddlab.engine.kernels)."""
-    from ddlab.engine import kernels
-
-    kernels.warm_up()
+    under way (the engine's behaviour for users, see ddlab.engine.kernels).  A session that
+    records the JVM archive has loaded them already, during the recording."""
+    _warm_up_kernels()

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import session_archive
 
 from ddlab.sources import class_archive, jvm_archive
 from ddlab.sources.session import JavaInfo
@@ -107,18 +108,20 @@ def test_a_built_archive_is_mapped_by_a_later_jvm(tmp_path):
     """A real build (a recording JVM through Spark's start and a small job: the session's
     recording through CollegeMsg's load and windows only adds classes, and minutes of the
     suite), then a fresh JVM started with the archive and ``-Xshare:on``, which refuses to
-    start unless it maps it, runs a job."""
-    from ddlab.sources.session import check_java
-
-    env = dict(os.environ, DDLAB_JVM_ARCHIVE="1", DDLAB_JVM_ARCHIVE_DIR=str(tmp_path),
-               DDLAB_CACHE_DIR=str(tmp_path / "cache"))
-    path = jvm_archive.archive_path(check_java(), tmp_path)
-    record = ("import sys; from pathlib import Path; from ddlab.sources import jvm_archive\n"
-              "jvm_archive.build(Path(sys.argv[1]), low_priority=False, recording='minimal')\n")
-    subprocess.run([sys.executable, "-c", record, str(path)], env=env,
-                   check=True, capture_output=True, timeout=600)
+    start unless it maps it, runs a job.  The build checked is the test session's own
+    recording (``tests/support/session_archive.py``: the same call, made before the first
+    Spark test) when the session made one; otherwise one made here."""
+    done = session_archive.SESSION
+    if done is None:
+        (tmp_path / "archive").mkdir()
+        done = session_archive.record(tmp_path / "archive",
+                                      env=dict(os.environ, DDLAB_CACHE_DIR=str(tmp_path / "cache")))
+    assert done.returncode == 0, done.stderr[-3000:]
+    path = done.path
     assert path.is_file() and path.stat().st_size > 1_000_000
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "cache") == [path.name]
+    assert done.left == (path.name,), done.left       # no lock, partial file or log left behind
+    env = dict(os.environ, DDLAB_JVM_ARCHIVE="1", DDLAB_JVM_ARCHIVE_DIR=str(done.folder),
+               DDLAB_CACHE_DIR=str(tmp_path / "cache"))
     script = ("from ddlab.sources import get_spark\n"
               "s = get_spark(java_options='-Xshare:on')\n"
               "print(s.range(10).count())\n")
