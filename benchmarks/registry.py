@@ -18,4 +18,5 @@ WORKLOADS = {
     "rules": "benchmarks.rules_workload:run",
     "why": "benchmarks.why_workload:run",
     "kernels": "benchmarks.kernels_workload:run",
+    "ipc": "benchmarks.ipc_workload:run",
 }
