@@ -77,6 +77,11 @@ class Interner:
         """Object array of the values behind ``codes``."""
         return self._values[: self._n][codes]
 
+    def values_from(self, start: int) -> list:
+        """The values of codes ``start``, ``start + 1``, ...: what another worker's interner
+        lacks when it has the first ``start`` (interning them there gives the same codes)."""
+        return list(self._values[start: self._n])
+
 
 _INT_TYPES = {int, np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16, np.uint32}
 _FLOAT_TYPES = {float, np.float64, np.float32}

@@ -23,6 +23,7 @@ from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
 from .work import Work
+from .workers import WorkerTeam, resolve_workers, view_rows
 
 
 @dataclass
@@ -57,13 +58,25 @@ class Dataflow:
     join raises :class:`~ddlab.engine.budget.BudgetExceeded` and rolls back instead of
     exhausting memory); ``None`` lifts it.  A ``KeyboardInterrupt`` (Jupyter's stop button)
     at any point of an epoch rolls it back like any error.
+
+    ``workers=N`` runs the flow on N processes (worker 0 is this one), each holding the
+    records of a shard of the keys of every arrangement, reduce and join; records move to the
+    worker owning their key, and the workers agree on progress by announcing count changes
+    (:mod:`~ddlab.engine.workers`).  The workers start at the first step, so the whole
+    program is built before it; ``DDLAB_WORKERS`` sets the default for a process.
     """
 
     def __init__(self, name: str = "dataflow", max_iterations: int = DEFAULT_MAX_ITERATIONS,
                  stats_epochs: int | None = 1_000,
                  max_rows_per_epoch: int | None = DEFAULT_MAX_ROWS_PER_EPOCH,
-                 retain_inputs: bool = True):
+                 retain_inputs: bool = True, workers: int | None = None):
         self.name = name
+        #: data-parallel workers (processes; worker 0 is this one): ``workers=`` or
+        #: ``DDLAB_WORKERS``, default 1 (see :mod:`~ddlab.engine.workers`)
+        self.workers = resolve_workers(workers)
+        self._team = None
+        #: called after every operator run when set (by the workers: see workers/team.py)
+        self.run_hook = None
         self.max_iterations = max_iterations
         #: rows one operator may produce per epoch before BudgetExceeded (budget.py)
         self.max_rows_per_epoch = max_rows_per_epoch
@@ -88,9 +101,19 @@ class Dataflow:
     # -- building (the hooks operators and collections call) -----------------------------
     def register_operator(self, op) -> int:
         """Add ``op`` to this flow (called by every operator's constructor); returns its id."""
+        self.check_can_build(f"operator {op.name!r}")
         self._ops.append(op)
         self._graph_changed = True
         return len(self._ops) - 1
+
+    def check_can_build(self, what: str) -> None:
+        """Refuse to add ``what`` once the workers run: each holds a replica of the program
+        as it was at the first step."""
+        if self._team is not None:
+            raise DataflowError(
+                f"{self.name!r} runs on {self.workers} workers, which started at its first "
+                f"step with a copy of the program; {what} cannot be added now. Build the whole "
+                f"program before the first step (or a new Dataflow for the new part).")
 
     def mark_graph_changed(self) -> None:
         """An edge or a scope was added: the next step re-sorts the operators."""
@@ -219,6 +242,11 @@ class Dataflow:
     def _step(self) -> StepReport:
         self._place()
         epoch = self.epoch
+        team = self._team
+        if team is None and self.workers > 1:
+            team = self._team = WorkerTeam(self, self.workers, epoch)
+        elif team is not None:
+            team.check_alive()
         snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
         stats = self.statistics
         stats.discard()
@@ -231,14 +259,22 @@ class Dataflow:
                 inp.op.hold_epoch(epoch)  # (again after a re-sort, which restarts the counts)
             for inp in self._inputs.values():
                 inp.op.flush(epoch)  # its updates at (epoch,); its capability moves past it
-            self.root.run()
+            if team is None:
+                self.root.run()
+            else:
+                team.run(epoch)
             guard.start()
             # the frontier has passed (epoch,): the views take the epoch's output
             for view in self._views:
                 view.commit(epoch)
             seconds = perf_counter() - start
-            runs = stats.running
             retained = {op.id: sum(len(tr) for tr in op.traces()) for op in self._ops}
+            if team is not None:
+                others, kept = team.gather_commit(epoch)
+                stats.add_workers(others)
+                for i, n in kept.items():
+                    retained[i] = retained.get(i, 0) + n
+            runs = stats.running
             report = StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
                                 sum(retained.values()))
             stats.commit(epoch, report, retained={i: n for i, n in retained.items() if n},
@@ -265,6 +301,8 @@ class Dataflow:
             op.restore(state)
             op.carried = carried
         self.statistics.discard_epoch(epoch)
+        if self._team is not None:
+            self._team.abort(epoch)
         lost = {}
         for name, inp in self._inputs.items():
             lost[name] = inp.pending_updates()
@@ -298,7 +336,12 @@ class Dataflow:
         >>> w["activations"] >= w["runs"] > 0
         True
         """
-        return self.work.as_dict()
+        out = self.work.as_dict()
+        if self._team is not None:  # the other workers' counters, as of their last epoch
+            for work in self._team.child_work.values():
+                for name, n in work.items():
+                    out[name] += n
+        return out
 
     def stats(self, epoch: int | None = None) -> pd.DataFrame:
         """Per operator and time: updates in, updates out, seconds (the live plots' data),
@@ -535,16 +578,13 @@ class Dataflow:
         """
         if not self._stepping:
             self._place()
-        rows = []
-        for op in self._ops:
-            if op.host is not op or op.kind == "loop":
-                continue
-            tracker, at = op.scope.tracker, op.location
-            holds = {u: n for u, n in sorted(tracker.counts[at].items()) if n > 0}
-            rows.append((0, op.id, op.label, op.scope.path, holds,
-                         sorted(tracker.frontier(at))))
-        return pd.DataFrame(rows, columns=["worker", "id", "label", "scope", "holds",
-                                           "frontier"])
+        rows = [(0,) + row for row in view_rows(self)]
+        if self._team is not None and not self._stepping:
+            rows += self._team.progress()
+        ops = self._ops
+        return pd.DataFrame([(w, i, ops[i].label, ops[i].scope.path, holds, frontier)
+                             for w, i, holds, frontier in rows],
+                            columns=["worker", "id", "label", "scope", "holds", "frontier"])
 
     def __repr__(self) -> str:
         return (f"<Dataflow {self.name!r}: {len(self._inputs)} inputs, {len(self._ops)} "

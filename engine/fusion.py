@@ -39,21 +39,29 @@ def route(ops) -> None:
                        port) for reader, port in op.outputs]
 
 
-def fuse(ops) -> None:
-    """(Re)decide which of ``ops`` (routed by :func:`route`) run inside their only reader."""
+def fuse(ops, workers: int = 1) -> None:
+    """(Re)decide which of ``ops`` (routed by :func:`route`) run inside their only reader.
+
+    With several ``workers`` an operator is not fused into a reader its output is exchanged
+    to (an arrangement, a view): its pointstamps must stay at its own location, upstream of
+    the reader, so that another worker's instance of the reader waits for what it will send
+    (counted at the reader's location, they would look like the reader's own input, which
+    holds nothing back there)."""
+    from .operators.arrange import Arrange
     from .operators.base import Operator
-    from .operators.io import Input
+    from .operators.io import Input, _EpochSink
     from .operators.loops import ScopeNode
 
     if not tuning.FAST_PATHS:
         return
     identity = Operator.input_time
+    excluded = (ScopeNode, Input) if workers == 1 else (ScopeNode, Input, Arrange, _EpochSink)
     for op in ops:
         if not op.fusable or len(op.outputs) != 1 or type(op).input_time is not identity:
             continue
         reader, _ = op.outputs[0]
         if (reader.scope is op.scope and type(reader).input_time is identity
-                and not isinstance(reader, (ScopeNode, Input))):
+                and not isinstance(reader, excluded)):
             op.fused_into = reader
     for op in ops:
         if op.fused_into is None:

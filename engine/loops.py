@@ -35,6 +35,7 @@ class Loop:
         if prioritized and bound > MAX_PRIORITIZED_ITERATIONS:
             raise DataflowError(f"a prioritized loop counts at most {MAX_PRIORITIZED_ITERATIONS} "
                                 f"iterations per priority; max_iterations={bound} is too large")
+        flow.check_can_build(f"loop {name!r}")
         self.flow = flow
         self.scope = Scope(flow, outer_scope, _unique_scope_name(outer_scope, name),
                            PRIORITY if prioritized else ITERATION, bound)

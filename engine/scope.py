@@ -72,6 +72,7 @@ class Scope:
     def run(self) -> bool:
         """Sweep the operators until none can run; returns whether any did."""
         ops, tracker, counters, busy = self.ops, self.tracker, self.flow.work, self.visit
+        hook = self.flow.run_hook  # several workers: send what a run made for the others
         ran = False
         while busy:
             tracker.new_sweep()
@@ -80,6 +81,8 @@ class Scope:
                 if op.index in busy and op.step():
                     progressed = True
                     counters.runs += 1
+                    if hook is not None:
+                        hook()
             if not progressed:
                 break
             ran = True

@@ -38,6 +38,10 @@ class Statistics:
         self.flow = flow
         self.keep_epochs = keep_epochs
         self.running: list[tuple] = []
+        #: with several workers: the worker of each record of :attr:`running` (``None``:
+        #: one worker, every record worker 0's)
+        self.running_workers: list[int] | None = None
+        self._workers: dict[int, list[int]] = {}
         self._epochs: OrderedDict[int, list[tuple]] = OrderedDict()
         self._reports: OrderedDict[int, object] = OrderedDict()
         self._retained: OrderedDict[int, dict] = OrderedDict()
@@ -51,6 +55,9 @@ class Statistics:
         after it and the input batches it applied); forget the oldest beyond
         ``keep_epochs`` (input batches beyond :data:`INPUT_EPOCHS`)."""
         self._epochs[epoch] = self.running
+        if self.running_workers is not None:
+            self._workers[epoch] = self.running_workers
+            self.running_workers = None
         self._reports[epoch] = report
         self._retained[epoch] = retained or {}
         self._inputs[epoch] = inputs or {}
@@ -59,19 +66,32 @@ class Statistics:
             self._inputs.popitem(last=False)
         if self.keep_epochs is not None:
             while len(self._epochs) > self.keep_epochs:
-                self._epochs.popitem(last=False)
+                old, _ = self._epochs.popitem(last=False)
+                self._workers.pop(old, None)
                 self._reports.popitem(last=False)
                 self._retained.popitem(last=False)
+
+    def add_workers(self, rows) -> None:
+        """The other workers' records of the running epoch, ``(worker, op id, time, in, out,
+        seconds)``, after this worker's own (worker 0)."""
+        ops = self.flow.operators
+        workers = [0] * len(self.running)
+        for w, op_id, t, n_in, n_out, secs in rows:
+            self.running.append((ops[op_id], t, n_in, n_out, secs))
+            workers.append(w)
+        self.running_workers = workers
 
     def discard(self) -> None:
         """Forget the running epoch's records (it was rolled back)."""
         self.running = []
+        self.running_workers = None
 
     def discard_epoch(self, epoch: int) -> None:
         """Forget everything recorded of ``epoch`` (rolled back, possibly after its records
         were filed)."""
         self.running = []
-        for store in (self._epochs, self._reports, self._retained, self._inputs):
+        self.running_workers = None
+        for store in (self._epochs, self._reports, self._retained, self._inputs, self._workers):
             store.pop(epoch, None)
 
     # -- queries -----------------------------------------------------------------------
@@ -109,7 +129,12 @@ class Statistics:
                          else None)
             records.append((op.label, op.kind, scope.path, scope.describe_time(t), t[0],
                             iteration, n_in, n_out, secs))
-        return pd.DataFrame(records, columns=STATS_COLUMNS)
+        frame = pd.DataFrame(records, columns=STATS_COLUMNS)
+        if getattr(self.flow, "workers", 1) > 1:  # which worker made each run
+            chosen = list(self._epochs) if epochs is None else list(epochs)
+            frame["worker"] = [w for e in chosen for w in self._workers.get(
+                e, [0] * len(self._epochs.get(e, ())))]
+        return frame
 
     def sent(self, epoch: int) -> dict[int, int]:
         """Updates each operator (by id) emitted in ``epoch``: the graph's edge counts."""

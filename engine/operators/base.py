@@ -49,6 +49,13 @@ class Operator:
     #: at that same time, keeping no state a reader could see out of step (linear operators,
     #: arrangements)
     fusable = False
+    #: whether its output at a time is a sum over its input batches at that time, so that it
+    #: may take a time's input in several runs, as it arrives, rather than waiting until the
+    #: time is complete (linear operators, a loop's edges); :attr:`runs_eagerly` turns that
+    #: on, with several workers, where waiting would hold every worker at every operator
+    #: until the slowest has passed it
+    eager = False
+    runs_eagerly = False
     #: the step attempt whose rows ``budget_rows`` counts, and that count (kept by budget.py)
     budget_serial = -1
     budget_rows = 0
@@ -165,6 +172,14 @@ class Operator:
         tracker = self.tracker
         times = self.local
         index, ran = self.index, False
+        if self.runs_eagerly:
+            while times:
+                ready = [t for t in times if times[t] > 0]
+                if not ready:
+                    break
+                self.run_at(min(ready))
+                ran = True
+            return ran
         while times:
             if len(times) == 1:
                 t = next(iter(times))

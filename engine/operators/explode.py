@@ -32,6 +32,7 @@ class Explode(MappingOperator):
     times the multiplicities."""
 
     kind = "explode"
+    eager = True  # (see Operator.eager)
     fusable = True
 
     def process(self, t, inputs):

@@ -87,6 +87,7 @@ class MappingOperator(UserFunctionOperator):
 
 class Map(MappingOperator):
     kind = "map"
+    eager = True  # (see Operator.eager)
     fusable = True
 
     def images(self, records):
@@ -103,6 +104,7 @@ class Map(MappingOperator):
 
 class FlatMap(MappingOperator):
     kind = "flat_map"
+    eager = True  # (see Operator.eager)
     fusable = True
 
     def images(self, records):
@@ -124,6 +126,7 @@ class FlatMap(MappingOperator):
 
 class Filter(UserFunctionOperator):
     kind = "filter"
+    eager = True  # (see Operator.eager)
     fusable = True
     passes_records = shown_in_derivations = True
 
@@ -168,6 +171,7 @@ class MapColumns(MappingOperator):
     """Column-wise map: ``fn(*columns) -> column or tuple of columns`` (numpy arrays)."""
 
     kind = "map_columns"
+    eager = True  # (see Operator.eager)
     fusable = True
 
     def images(self, records):
@@ -202,6 +206,7 @@ class FilterColumns(UserFunctionOperator):
     """Column-wise filter: ``predicate(*columns) -> boolean array``."""
 
     kind = "filter_columns"
+    eager = True  # (see Operator.eager)
     fusable = True
     passes_records = shown_in_derivations = True
 
@@ -227,6 +232,7 @@ class Project(Operator):
     """Select and reorder columns by index: no decoding, pure column moves."""
 
     kind = "project"
+    eager = True  # (see Operator.eager)
     fusable = True
 
     def __init__(self, scope, up, columns, name=None):
@@ -302,6 +308,7 @@ class Concat(Operator):
     """Multiset sum of several collections (diffs add)."""
 
     kind = "concat"
+    eager = True  # (see Operator.eager)
     fusable = True
 
     def process(self, t, inputs):
@@ -333,6 +340,7 @@ class Concat(Operator):
 
 class Negate(Operator):
     kind = "negate"
+    eager = True  # (see Operator.eager)
     fusable = True
     shown_in_derivations = True
 

@@ -43,6 +43,7 @@ class Enter(Operator):
     """Bring an outer collection (at any depth above) into this scope at iteration 0."""
 
     kind = "enter"
+    eager = True  # (see Operator.eager)
 
     def __init__(self, scope, up, name=None):
         super().__init__(scope, [up], name)
@@ -76,6 +77,7 @@ class Ingress(Operator):
     priority class in a prioritized loop)."""
 
     kind = "ingress"
+    eager = True  # (see Operator.eager)
 
     def __init__(self, scope, up, priority=None, name=None):
         super().__init__(scope, [up], name)
@@ -170,6 +172,7 @@ class Feedback(Operator):
     1 of the design note)."""
 
     kind = "feedback"
+    eager = True  # (see Operator.eager)
 
     def process(self, t, inputs):
         nxt = t[:-1] + (t[-1] + 1,)
@@ -195,6 +198,7 @@ class Leave(Operator):
     """Leave a loop: drop the loop coordinate(s); the sum over iterations is the limit."""
 
     kind = "leave"
+    eager = True  # (see Operator.eager)
 
     def __init__(self, scope, up, name=None):
         super().__init__(scope, [up], name)
