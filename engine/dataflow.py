@@ -301,18 +301,29 @@ class Dataflow:
             op.restore(state)
             op.carried = carried
         self.statistics.discard_epoch(epoch)
-        if self._team is not None:
-            self._team.abort(epoch)
         lost = {}
         for name, inp in self._inputs.items():
             lost[name] = inp.pending_updates()
             inp.op.pending = []
             inp.op.capability = None  # taken again at the next step
+        if self._team is not None:  # every worker back, its capabilities agreed again
+            self._team.abort(epoch)
         err.discarded_updates = lost
         if hasattr(err, "add_note"):
             err.add_note(f"ddlab: epoch {epoch} was rolled back; every collection reads as "
                          f"before it. Its {n_inputs} input updates were not applied (they "
                          f"are in this exception's .discarded_updates).")
+
+    def close(self) -> None:
+        """Stop this flow's worker processes (with ``workers`` > 1; with one, nothing to do).
+        Its views stay readable; a later :meth:`step` is refused.  A flow that is garbage
+        collected, or a process that exits, stops them too; ``close`` does it now.
+
+        >>> flow = Dataflow(workers=1); flow.close()
+        """
+        if self._team is not None:
+            self._team.stop()
+            self._team.broken = "the flow was closed (Dataflow.close)"
 
     # -- introspection -----------------------------------------------------------------
     @property

@@ -34,10 +34,17 @@ ORACLE_BOUND, ENGINE_BOUND = 40, 120
 ORACLE_SECONDS = float(os.environ.get("DDLAB_FUZZ_ORACLE_SECONDS", "5"))
 
 
-def run_program(program, epochs, log=None) -> str:
+def run_program(program, epochs, log=None, workers: int = 1) -> str:
     """Build ``program``, feed ``epochs``; after each, compare with the from-scratch result.
     Returns how the run ended (``ok``, or ``diverged`` when both sides found no fixed point)."""
-    flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND)
+    flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND, workers=workers)
+    try:
+        return _run(flow, program, epochs, log)
+    finally:
+        flow.close()
+
+
+def _run(flow, program, epochs, log) -> str:
     inputs = {"a": flow.input("a"), "b": flow.input("b")}
     view = build(program, inputs).view()
     data = {"a": Counter(), "b": Counter()}

@@ -1,0 +1,289 @@
+"""Data-parallel workers (``Dataflow(workers=N)``): the same outputs as one worker and as the
+from-scratch evaluation, at 2 and 3 workers; errors, rollbacks and checkpoints as with one.
+
+Each flow here is closed when the test ends (``close``), so no worker process outlives it."""
+from __future__ import annotations
+
+import os
+from collections import Counter
+
+import networkx as nx
+import numpy as np
+import pytest
+
+import ddlab
+from ddlab import NonConvergenceError
+from ddlab.algorithms import connected_components, strongly_connected_components
+from ddlab.engine.budget import BudgetExceeded
+from ddlab.engine.errors import DataflowError, OperatorError
+
+from .reliability_helpers import apply, build_program, epochs, reading
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="workers need os.fork")
+
+
+@pytest.fixture
+def flows():
+    """Flows made by a test, closed after it."""
+    made = []
+    yield made
+    for flow in made:
+        flow.close()
+
+
+def _run_reliability_program(workers, batches, flows):
+    flow = ddlab.Dataflow(max_iterations=200, workers=workers)
+    flows.append(flow)
+    flow, inputs, views, seen = build_program(flow)
+    out = []
+    for batch in batches:
+        apply(inputs, batch)
+        flow.step()
+        out.append({k: v.to_dict() for k, v in views.items()})
+    return out, seen
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_every_operator_kind_gives_one_workers_outputs(workers, flows):
+    """CC, prioritized CC, SCC (loops nested two deep), a join, counts, a user reduce, a
+    threshold, top-k, a subscriber: every epoch's views equal the one-worker run's."""
+    batches = epochs(6, seed=5)
+    one, seen_one = _run_reliability_program(1, batches, flows)
+    many, seen_many = _run_reliability_program(workers, batches, flows)
+    assert many == one
+    assert seen_many == seen_one
+
+
+def _graph_views(flow):
+    edges = flow.input("edges", columns=["src", "dst"])
+    return edges, {"cc": connected_components(edges).view(),
+                   "plain": connected_components(edges, prioritized=False).view(),
+                   "scc": strongly_connected_components(edges).view()}
+
+
+def _oracle(present):
+    g = nx.Graph(list(present))
+    cc = {(n, min(c)): 1 for c in nx.connected_components(g) for n in c}
+    d = nx.DiGraph(list(present))
+    comp = {n: i for i, c in enumerate(nx.strongly_connected_components(d)) for n in c}
+    scc = {(a, b): 1 for a, b in present if comp[a] == comp[b]}  # the edges inside one
+    return cc, scc
+
+
+@pytest.mark.parametrize("workers", [2, 3])
+def test_graph_algorithms_match_networkx_through_inserts_and_removals(workers, flows):
+    rng = np.random.default_rng(workers)
+    flow = ddlab.Dataflow(workers=workers)
+    flows.append(flow)
+    edges, views = _graph_views(flow)
+    present = set()
+    for epoch in range(6):
+        new = {tuple(map(int, e)) for e in rng.integers(0, 120, size=(80, 2))} - present
+        gone = set(list(present)[: len(present) // 5])
+        edges.insert(sorted(new))
+        edges.remove(sorted(gone))
+        present = (present | new) - gone
+        flow.step()
+        cc, scc = _oracle(present)
+        assert views["cc"].to_dict() == cc, epoch
+        assert views["plain"].to_dict() == cc, epoch
+        assert views["scc"].to_dict() == scc, epoch
+
+
+def test_an_error_on_another_worker_reaches_the_user_and_rolls_back_every_worker(flows):
+    """A user function raising on worker 1 (the owner of the bad key) raises here as itself,
+    the epoch is rolled back on both workers, and the flow goes on as if it never ran."""
+    from ddlab.engine.workers.partition import owners
+
+    bad_key = next(k for k in range(100) if owners([np.array([k])], 1, 2)[0] == 1)
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    xs = flow.input("xs", columns=["k", "v"])
+    counts = xs.count().view()
+    bad = xs.reduce(lambda k, vs: [(1 // (k - bad_key), 1)] if k == bad_key
+                    else [(len(vs), 1)])
+    checked = bad.view()
+    xs.insert([(k, 0) for k in range(40) if k != bad_key])
+    flow.step()
+    before = (counts.to_dict(), checked.to_dict(), flow.epoch)
+    xs.insert([(bad_key, 0), (5, 5)])
+    with pytest.raises(OperatorError, match="ZeroDivisionError") as caught:
+        flow.step()  # (as with one worker: the user's error, wrapped with where it happened)
+    assert any("worker 1" in note for note in getattr(caught.value, "__notes__", []))
+    assert (counts.to_dict(), checked.to_dict(), flow.epoch) == before
+    xs.insert([(5, 5), (6, 1)])
+    flow.step()
+    reference = ddlab.Dataflow()
+    ys = reference.input("ys", columns=["k", "v"])
+    want = ys.count().view()
+    ys.insert([(k, 0) for k in range(40) if k != bad_key] + [(5, 5), (6, 1)])
+    reference.step()
+    assert counts.to_dict() == want.to_dict()
+
+
+def test_non_convergence_and_budgets_raise_as_with_one_worker(flows):
+    flow = ddlab.Dataflow(workers=2, max_iterations=30)
+    flows.append(flow)
+    xs = flow.input("xs")
+    xs.iterate(lambda x: x.map(lambda v: v + 1).concat(x).distinct()).view()
+    xs.insert(list(range(10)))
+    with pytest.raises(NonConvergenceError) as caught:
+        flow.step()
+    assert caught.value.loop == "root/iterate"
+    assert flow.epoch == 0
+
+    flow = ddlab.Dataflow(workers=3, max_rows_per_epoch=50)
+    flows.append(flow)
+    xs = flow.input("xs", columns=["k"])
+    ys = flow.input("ys", columns=["k"])
+    pairs = xs.map(lambda r: (0, r)).join(ys.map(lambda r: (0, r))).view()
+    xs.insert([(i,) for i in range(30)])
+    ys.insert([(i,) for i in range(30)])
+    with pytest.raises(BudgetExceeded):
+        flow.step()
+    assert pairs.to_dict() == {} and flow.epoch == 0
+
+
+def test_a_checkpoint_saved_with_three_workers_loads_with_one(tmp_path, flows):
+    batches = epochs(4, seed=3)
+    flow = ddlab.Dataflow(max_iterations=200, workers=3)
+    flows.append(flow)
+    flow, inputs, views, _ = build_program(flow)
+    for batch in batches:
+        apply(inputs, batch)
+        flow.step()
+    flow.save(tmp_path / "ck")
+    restored = ddlab.Dataflow.load(tmp_path / "ck", lambda f: build_program(f))
+    r_flow, r_inputs, r_views, _ = restored.built
+    assert reading(r_flow, r_inputs, r_views)["views"] == reading(flow, inputs, views)["views"]
+
+
+def test_stats_and_progress_show_every_worker(flows):
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    edges, views = _graph_views(flow)
+    edges.insert([(i, i + 1) for i in range(60)])
+    flow.step()
+    stats = flow.stats()
+    assert set(stats["worker"]) == {0, 1}
+    assert flow.epoch_log()["operator_runs"].iloc[-1] == len(stats)
+    view = flow.progress()
+    assert set(view["worker"]) == {0, 1}
+    # between steps each worker's view holds the inputs' open epoch only, the same in both
+    holds = view[view["holds"].map(bool)]
+    assert set(holds["label"]) == {"edges#0"}
+    assert all(h == {(1,): 2} for h in holds["holds"])
+
+
+def test_workers_are_chosen_by_argument_or_environment(monkeypatch, flows):
+    monkeypatch.setenv("DDLAB_WORKERS", "3")
+    assert ddlab.Dataflow().workers == 3
+    assert ddlab.Dataflow(workers=1).workers == 1
+    monkeypatch.setenv("DDLAB_WORKERS", "many")
+    with pytest.raises(DataflowError, match="DDLAB_WORKERS='many'"):
+        ddlab.Dataflow()
+    monkeypatch.delenv("DDLAB_WORKERS")
+    for bad in (0, -1, 1.5, "2", True):
+        with pytest.raises(DataflowError, match="workers="):
+            ddlab.Dataflow(workers=bad)
+
+
+def test_building_after_the_workers_started_is_refused_and_changes_nothing(flows):
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    xs = flow.input("xs")
+    counts = xs.count().view()
+    xs.insert([1, 2, 2])
+    flow.step()
+    n_ops = len(flow.operators)
+    with pytest.raises(DataflowError, match="runs on 2 workers"):
+        flow.input("ys").view()
+    with pytest.raises(DataflowError, match="runs on 2 workers"):
+        flow.loop("late")
+    assert len(flow.operators) == n_ops and flow.loops() == []
+    xs.insert([3])
+    flow.step()
+    assert counts.to_dict() == {(1, 1): 1, (2, 2): 1, (3, 1): 1}
+
+
+def test_text_values_and_new_text_made_by_a_user_function(flows):
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    words = flow.input("words", columns=["word"])
+    counts = words.count().view()
+    words.insert([("apple",), ("pear",), ("apple",)])
+    flow.step()
+    words.insert([("fig",)])  # a value first seen after the workers started
+    flow.step()
+    assert counts.to_dict() == {("apple", 2): 1, ("pear", 1): 1, ("fig", 1): 1}
+
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    xs = flow.input("xs", columns=["k"])
+    shouted = xs.map(lambda r: (f"k{r}!",)).count().view()
+    xs.insert([(i,) for i in range(20)])
+    with pytest.raises(DataflowError, match="new text value"):
+        flow.step()
+    assert shouted.to_dict() == {} and flow.epoch == 0
+
+
+def test_an_interrupt_in_a_user_function_rolls_back_every_worker(flows):
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    xs = flow.input("xs", columns=["k"])
+
+    def stop_at_seven(r):
+        if r[0] == 7:  # (a count's record: (key, count))
+            raise KeyboardInterrupt
+        return r
+
+    out = xs.count().map(stop_at_seven).view()
+    xs.insert([(i,) for i in range(5)])
+    flow.step()
+    before = out.to_dict()
+    xs.insert([(i,) for i in range(5, 12)])
+    with pytest.raises(KeyboardInterrupt):
+        flow.step()
+    assert out.to_dict() == before and flow.epoch == 1
+    xs.insert([(i,) for i in range(5, 7)])
+    flow.step()
+    assert out.to_dict() == {(i, 1): 1 for i in range(7)}
+
+
+def test_a_closed_flow_keeps_its_views_and_refuses_to_step(flows):
+    flow = ddlab.Dataflow(workers=2)
+    xs = flow.input("xs")
+    v = xs.distinct().view()
+    xs.insert([1, 2])
+    flow.step()
+    flow.close()
+    assert v.to_dict() == {1: 1, 2: 1}
+    xs.insert([3])
+    with pytest.raises(DataflowError, match="closed"):
+        flow.step()
+
+
+def _fuzz_with_workers(workers: int, examples: int) -> Counter:
+    from hypothesis import HealthCheck, given, settings
+
+    from .program_gen import EPOCHS, programs
+    from .test_fuzz_programs import run_program
+
+    outcomes: Counter = Counter()
+
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(program=programs(max_loop_depth=2, size=6), epochs=EPOCHS)
+    def check(program, epochs):
+        outcomes[run_program(program, epochs, workers=workers)] += 1
+
+    check()
+    return outcomes
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers,examples", [(2, 60), (3, 30)])
+def test_random_programs_agree_with_from_scratch_evaluation_on_workers(workers, examples):
+    """The engine fuzzer's random programs (every operator, nested and prioritized loops,
+    random batchings), each epoch compared with the from-scratch evaluation, on workers."""
+    outcomes = _fuzz_with_workers(workers, examples)
+    assert outcomes["ok"] >= examples * 0.8, outcomes
