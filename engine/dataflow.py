@@ -507,9 +507,14 @@ class Dataflow:
                 distinct#2  reduce  root        2
         view of distinct#3    view  root        2
         """
+        if self._team is not None:  # every worker's, as of the last epoch
+            kept = self.statistics.retained(self.epoch - 1)
+            held = {op.id: kept.get(op.id, 0) for op in self._ops}
+        else:
+            held = {op.id: sum(len(tr) for tr in op.traces()) for op in self._ops}
         if not by_operator:
-            return sum(len(tr) for op in self._ops for tr in op.traces())
-        rows = [(op.label, op.kind, op.scope.path, sum(len(tr) for tr in op.traces()))
+            return sum(held.values())
+        rows = [(op.label, op.kind, op.scope.path, held[op.id])
                 for op in self._ops if op.traces()]
         return pd.DataFrame(rows, columns=["operator", "kind", "scope", "updates"])
 

@@ -96,21 +96,26 @@ class Snapshot:
 
 def build_flow(name: str, max_iterations: int, inputs, derived, namespace, snapshot: Snapshot,
                *, live: FlowState | None = None, live_names=frozenset(), fresh=frozenset(),
-               progress=None, what: str | None = None) -> FlowState:
+               progress=None, what: str | None = None, workers: int | None = None) -> FlowState:
     """A new flow for these declarations, at ``snapshot``'s epoch and contents.  ``fresh``
     inputs start over (their loaded records queued, their window empty); ``live`` is the
     running state (``live_names`` its declared names), whose collections a body must not use."""
     from ddlab.sources import WindowFeed
 
     progress = progress or NullProgress()
-    flow = Dataflow(name, max_iterations=max_iterations)
+    flow = Dataflow(name, max_iterations=max_iterations, workers=workers)
     handles: dict[str, Handle] = {}
     for n, decl in inputs.items():
         inp = flow.input(n, columns=list(decl.columns))
         handles[n] = Handle(inp, inp.view(name=f"view {n}"))
-    # empty epochs up to the one that replays the contents (only inputs exist yet: cheap)
-    for _ in range(max(0, snapshot.epochs - 1)):
-        flow.step()
+    # empty epochs up to the one that replays the contents (only inputs exist yet: cheap);
+    # with several workers the epoch is set instead (they start at the first step, with the
+    # program as it is then, so nothing may run before the whole program is built)
+    if flow.workers > 1:
+        flow.epoch = max(0, snapshot.epochs - 1)
+    else:
+        for _ in range(max(0, snapshot.epochs - 1)):
+            flow.step()
     groups: dict = {}          # group -> the value of its body, evaluated once per build
     for n, decl in derived.items():
         handles[n] = _build_derived(flow, decl, handles, derived, namespace, live, live_names,

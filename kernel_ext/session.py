@@ -37,9 +37,12 @@ __all__ = ["Session"]
 class Session:
     """Declarations plus the live flow built from them."""
 
-    def __init__(self, name: str = "ddlab", max_iterations: int = DEFAULT_MAX_ITERATIONS):
+    def __init__(self, name: str = "ddlab", max_iterations: int = DEFAULT_MAX_ITERATIONS,
+                 workers: int | None = None):
         self.name = name
         self.max_iterations = max_iterations
+        #: the flows' data-parallel workers (``None``: ``DDLAB_WORKERS``, else 1)
+        self.workers = workers
         self.inputs: dict[str, InputDecl] = {}
         self.derived: dict[str, DerivedDecl] = {}
         self._listeners: list = []          # called when a new flow replaces the live one
@@ -64,6 +67,7 @@ class Session:
     def _replace_state(self, state: FlowState) -> None:
         old, self.state = self.state, state
         if state.flow is not old.flow:
+            old.flow.close()  # (its worker processes, if any)
             self._listeners = [cb for cb in self._listeners if not cb(state)]
 
     # -- lookups ------------------------------------------------------------------------
@@ -243,8 +247,13 @@ class Session:
         self._commit(self.inputs, self.derived, state)
         return state
 
-    def reset(self) -> None:
-        """Forget every declaration; a new empty flow at epoch 0."""
+    def reset(self, workers: int | None = None) -> None:
+        """Forget every declaration; a new empty flow at epoch 0 (on ``workers`` workers
+        from now on, when given)."""
+        if workers is not None:
+            from ddlab.engine.workers import resolve_workers
+
+            self.workers = resolve_workers(workers)
         for decl in self.inputs.values():
             decl.release()
         self.inputs, self.derived, self.log = {}, {}, []
@@ -369,7 +378,7 @@ class Session:
         live = getattr(self, "state", None)
         return build_flow(self.name, self.max_iterations, inputs, derived, namespace, snapshot,
                           live=live, live_names=set(self.names), fresh=fresh,
-                          progress=progress, what=what)
+                          progress=progress, what=what, workers=self.workers)
 
     def _commit(self, inputs, derived, state: FlowState) -> None:
         self.inputs, self.derived = dict(inputs), dict(derived)

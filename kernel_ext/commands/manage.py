@@ -56,12 +56,19 @@ def rebuild(magics, line, ns):
 
 
 @magic_arguments(name="dd reset")
+@argument("--workers", type=int, default=None,
+          help="run the dataflows on this many data-parallel worker processes from now on "
+               "(default: as before; DDLAB_WORKERS sets the first)")
 def reset(magics, line, ns):
     """Forget every declaration and start a new empty dataflow (the Spark session stays).
+    Example: %dd reset --workers 2
     """
-    if line and magics.parse(reset, line) is None:
+    args = magics.parse(reset, line) if line else None
+    if line and args is None:
         return None
-    magics.session.reset()
+    magics.session.reset(workers=args.workers if args is not None else None)
     magics.sync()
-    print("ddlab: session reset (new empty dataflow, no declarations)")
+    n = magics.session.flow.workers
+    print(f"ddlab: session reset (new empty dataflow, no declarations; {n} worker"
+          f"{'s' if n != 1 else ''})")
     return None

@@ -368,7 +368,9 @@ class StatusResult(_Result):
         f = self.flow
         done = (f"after epoch {f.epoch - 1} ({f.epoch} epoch{'s' if f.epoch != 1 else ''} "
                 f"completed)" if f.epoch else "no epoch completed yet")
-        return (f"ddlab session: {done}, "
+        workers = (f", {f.workers} workers (processes; worker 0 is this kernel)"
+                   if f.workers > 1 else "")
+        return (f"ddlab session: {done}{workers}, "
                 f"{len(f.operators):,} operators, {f.retained_updates():,} updates retained, "
                 f"{len(self.session.names)} declared collection"
                 f"{'s' if len(self.session.names) != 1 else ''}")

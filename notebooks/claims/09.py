@@ -53,7 +53,9 @@ def _times(text):
 CLAIMS += [
     Exempt("entering a loop appends a coordinate 0", "the counter's first value, as above"),
     Exempt("Before issue 32", "the issue's number"),
-    Exempt("that is not built yet (issue 31)", "the issue's number"),
+    Exempt("worker 0 is\nthis kernel, worker 1 a process", "the workers' names"),
+    Claim("holds the input's capability for the open epoch with a count of 2",
+          lambda nb: int(nb.find(r"edges#0\s+\{\(\d+,\): (\d+)\}", index=0))),
     Claim("Read the table printed above, taken while the tap ran at `(1, 0)`",
           lambda nb: _times(nb.find(r"while the tap on min ran at (\(\d+, \d+\))", index=0))),
     Claim("The input `edges#0` holds\n`(2,)`", lambda nb: [0, _times(_row(nb, "edges#0")[0])[0]]),
