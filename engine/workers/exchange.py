@@ -36,7 +36,7 @@ class Exchanges:
         self._spread = (None, None)
         for op in flow.operators:
             targets = []
-            for (deliver, port), (reader, rport) in zip(op.targets, op.outputs):
+            for (deliver, port), (reader, _) in zip(op.targets, op.outputs):
                 if isinstance(reader, _EpochSink):
                     deliver = _Exchange(self, reader, port, deliver, None)
                     self.edges += 1

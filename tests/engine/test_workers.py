@@ -287,3 +287,28 @@ def test_random_programs_agree_with_from_scratch_evaluation_on_workers(workers, 
     random batchings), each epoch compared with the from-scratch evaluation, on workers."""
     outcomes = _fuzz_with_workers(workers, examples)
     assert outcomes["ok"] >= examples * 0.8, outcomes
+
+
+def test_explanations_are_refused_with_the_way_to_get_them(tmp_path, flows):
+    """``flow.why`` reads one process's traces: with workers it says so and how to explain
+    (save, load into one worker), where the explanation then works."""
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges)
+    labels.view()
+    edges.insert([(1, 2), (2, 3)])
+    flow.step()
+    with pytest.raises(DataflowError, match="save the flow"):
+        flow.why(labels, (3, 1))
+    with pytest.raises(DataflowError, match="why_loop"):
+        flow.why_loop()
+    flow.save(tmp_path / "ck")
+
+    def build(f):
+        e = f.input("edges", columns=["src", "dst"])
+        return connected_components(e)
+
+    one = ddlab.Dataflow.load(tmp_path / "ck", build)
+    assert one.workers == 1
+    assert one.why(one.built, (3, 1)).inputs
