@@ -37,7 +37,11 @@ class Exchanges:
         for op in flow.operators:
             targets = []
             for (deliver, port), (reader, _) in zip(op.targets, op.outputs):
-                if isinstance(reader, _EpochSink):
+                if isinstance(reader, _EpochSink) or (
+                        isinstance(reader, Decide) and not isinstance(op, Input)):
+                    # a view reads everything, at worker 0; so does a size choice, which
+                    # must see the whole of its first batch (straight from an input it is
+                    # taken on the batch before it is spread: below)
                     deliver = _Exchange(self, reader, port, deliver, None)
                     self.edges += 1
                 elif isinstance(reader, Arrange):

@@ -30,12 +30,16 @@ worker 0 sent it (and nothing is on its way: a child's messages are read before 
 """
 from __future__ import annotations
 
+import gc
 import mmap
 import multiprocessing
 import os
 import pickle
 import queue
+import select
 import signal
+import socket
+import struct
 import threading
 import traceback
 import warnings
@@ -236,12 +240,23 @@ def _unpack(msg):
 
 
 class _Writer:
-    """Messages to one peer, written by a thread of their own: two workers may send to each
-    other at once, and a pipe holds only 64 KB, so a worker that wrote in its own thread while
-    the other did too would wait for ever for the other to read."""
+    """Messages to one peer.  A message is written at once when the channel has room (the
+    usual case: large arrays travel through shared memory, so messages are small); when it
+    has not, it is handed to a thread of its own, which waits for room.  Two workers may send
+    to each other at once, and a worker that waited for room in its own thread while the other
+    did too would wait for ever; and a thread that wrote every message would cost a hand-over
+    of the interpreter lock per message (measured: milliseconds per message under load)."""
 
     def __init__(self, conn):
         self.conn = conn
+        self.sock = socket.socket(fileno=os.dup(conn.fileno()))
+        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
+            try:
+                self.sock.setsockopt(socket.SOL_SOCKET, option, 1 << 20)
+            except OSError:  # pragma: no cover - a kernel refusing the size keeps its own
+                pass
+        self.lock = threading.Lock()
+        self.waiting = 0  # messages handed to the thread and not yet written
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._write, name="ddlab worker channel",
@@ -251,22 +266,37 @@ class _Writer:
     def send(self, msg) -> None:
         if self.error is not None:
             raise self.error
-        self.queue.put(_pack(msg))
+        buf = _pack(msg)
+        frame = struct.pack("!i", len(buf)) + buf  # (the framing Connection.recv reads)
+        with self.lock:
+            if not self.waiting:
+                try:
+                    sent = self.sock.send(frame, socket.MSG_DONTWAIT)
+                except BlockingIOError:
+                    sent = 0
+                if sent == len(frame):
+                    return
+                frame = frame[sent:]
+            self.waiting += 1
+            self.queue.put(frame)
 
     def _write(self) -> None:
         while True:
-            buf = self.queue.get()
-            if buf is None:
+            frame = self.queue.get()
+            if frame is None:
                 return
             try:
-                self.conn.send_bytes(buf)
+                self.sock.sendall(frame)
             except BaseException as err:  # noqa: BLE001 - the peer is gone: said at next send
                 self.error = err if isinstance(err, (OSError, EOFError)) else OSError(str(err))
                 return
+            with self.lock:
+                self.waiting -= 1
 
     def close(self) -> None:
         self.queue.put(None)
         self.thread.join(timeout=2.0)
+        self.sock.close()
 
 
 @contextmanager
@@ -309,10 +339,17 @@ def _rebuild_error(reply) -> BaseException:
     return err
 
 
+#: the teams whose processes run (weakly: a team is gone with its flow)
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+
+
 class WorkerTeam:
     """Worker 0's side: the children, the messages of an epoch, rollback and statistics."""
 
     def __init__(self, flow, workers: int, epoch: int):
+        if _LIVE:  # flows no longer used stop their workers once collected: collect now,
+            gc.collect()  # rather than fork beside processes nobody will talk to again
+        _LIVE.add(self)
         self.flow, self.workers = flow, workers
         configure(flow, workers)
         for scope in scopes_of(flow):
@@ -336,6 +373,11 @@ class WorkerTeam:
             self.conns.append(ours)
             self.procs.append(proc)
         self.writers = [_Writer(conn) for conn in self.conns]
+        self._poller = select.poll()
+        self._fds = {}
+        for i, conn in enumerate(self.conns):
+            self._poller.register(conn.fileno(), select.POLLIN)
+            self._fds[conn.fileno()] = i
         self.replica = Replica(flow, 0, workers)
         self.broken: str | None = None
         self.decisions: dict = {}
@@ -463,7 +505,10 @@ class WorkerTeam:
         conns = self.conns
         got = False
         while conns:
-            ready = wait(conns, timeout=None if block and not got else 0)
+            if block and not got:
+                ready = wait(conns)  # (an interrupt while waiting loses nothing)
+            else:  # a look without waiting, once per operator run: one poll, no set-up
+                ready = [conns[self._fds[fd]] for fd, _ in self._poller.poll(0)]
             if not ready:
                 return got
             for conn in ready:
@@ -551,6 +596,7 @@ class WorkerTeam:
 
     def stop(self) -> None:
         self._finalizer()
+        _LIVE.discard(self)
 
 
 def view_rows(flow) -> list:
