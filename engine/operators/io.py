@@ -29,6 +29,8 @@ class Input(Operator):
             if self.flow.retain_inputs or self.holds_set else None
         #: the time of the capability it holds: the open epoch (its updates go out there)
         self.capability: tuple | None = None
+        #: the epoch's updates not yet in :attr:`log` (several workers: :meth:`write_log`)
+        self._unlogged = None
 
     def hold_epoch(self, epoch: int) -> None:
         """Hold the capability of the open epoch ``epoch`` (moving it from where it was)."""
@@ -54,10 +56,22 @@ class Input(Operator):
             if self.holds_set:
                 self._check_set(epoch, batch.consolidate())
             if self.log is not None:
-                self.log.insert((epoch,), batch.consolidate())
+                if self.flow.workers > 1 and not self.holds_set:
+                    self._unlogged = ((epoch,), batch)  # (written once the others have work)
+                else:
+                    self.log.insert((epoch,), batch.consolidate())
             self.emit((epoch,), batch)
             self.flow.record_run(self, (epoch,), len(batch), self._emitted, 0.0)
         self.hold_epoch(epoch + 1)  # (after the updates' own pointstamps are counted)
+
+    def write_log(self) -> None:
+        """With several workers: add the epoch's updates to the contents now.  (Their
+        consolidation takes a while on a large load; the other workers start on their share
+        of the updates meanwhile.)"""
+        if self._unlogged is not None:
+            t, batch = self._unlogged
+            self._unlogged = None
+            self.log.insert(t, batch.consolidate())
 
     def _check_set(self, epoch: int, batch: Batch) -> None:
         """Refuse an epoch that would give a record of a set input a multiplicity other than
@@ -90,6 +104,7 @@ class Input(Operator):
 
     def restore(self, state):
         self.pending, self.kinds = list(state[0]), state[1]
+        self._unlogged = None
         if self.log is not None:
             self.log.restore(state[2])
 
