@@ -1,24 +1,15 @@
 """``python -m benchmarks scaling`` at 1 and 2 workers on CollegeMsg: every measurement runs
 in its own process and reports its figures, and every output equals the one-worker run's,
-which equals scipy's.  The benchmarks folder is not part of the installed package, so its
-module is loaded from the checkout by path (its children run ``python -m benchmarks...``
-there)."""
+which equals scipy's (the children run ``python -m benchmarks...`` in the checkout)."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+from benchmark_modules import load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def scaling():
-    spec = importlib.util.spec_from_file_location("ddlab_bench_scaling",
-                                                  ROOT / "benchmarks" / "scaling_workload.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("scaling_workload")
 
 
 @pytest.fixture(scope="module")
