@@ -14,9 +14,13 @@ forked worker and no peak memory carries over from one to the next:
   loaded ``cc`` of CollegeMsg: latency percentiles and every latency (Figure 21's CDF).
 
 Every output is compared with the one-worker run's (row count and a hash of the sorted rows);
-the one-worker run is compared with scipy on the same final graph.  The machine's own
-parallelism is measured too (pure-Python spinning in 1 and in N processes at once): on a
-shared 2-core machine another job's load shows there before it shows in the speed-ups.
+the one-worker run is compared with scipy on the same final graph, and an algorithm's
+size-based choice (``explain_choice``) is reported where a worker count changed it.  On a
+shared machine other jobs take cores: each measurement says how many they used meanwhile
+(``..._others_cores_wN``: the machine's busy CPU time less ours, per second), and the run
+starts by measuring how many times one spinning process's throughput N spinning at once get.
+Memory: ``peak_sum`` adds each worker's peak RSS, which counts pages shared since the fork
+once per worker; ``pss_sum`` (after the step) counts them once.
 """
 from __future__ import annotations
 
@@ -107,8 +111,8 @@ def measure_all(workers, scratch, batch, updates, seed: int = 0) -> dict:
         prefix = f"{algorithm}_{_slug(dataset)}"
         runs = _series(out, prefix, workers, loads, kind="scratch", algorithm=algorithm,
                        dataset=dataset, seed=seed)
+        out.update(_scratch_figures(prefix, runs))
         if runs:
-            out.update(_scratch_figures(prefix, runs))
             figure20[f"{algorithm} {dataset}"] = [
                 [w, out.get(f"{prefix}_scratch_speedup_w{w}", 1.0)] for w in runs]
     out["figure20"] = figure20
@@ -120,10 +124,10 @@ def measure_all(workers, scratch, batch, updates, seed: int = 0) -> dict:
                    seed=seed, changes=changes)
     out[f"{prefix}_changes"] = changes
     for w, r in runs.items():
-        out[f"{prefix}_s_w{w}"] = r["batch_s"]
-        out[f"{prefix}_cpu_s_w{w}"] = round(sum(r["cpu_s"]), 2)
+        out[f"{prefix}_s_w{w}"] = r["phase"]["seconds"]
         if w > 1 and 1 in runs:
-            out[f"{prefix}_speedup_w{w}"] = _ratio(runs[1]["batch_s"], r["batch_s"])
+            out[f"{prefix}_speedup_w{w}"] = _ratio(runs[1]["phase"]["seconds"],
+                                                   r["phase"]["seconds"])
 
     dataset, count = updates
     prefix = f"update_{_slug(dataset)}"
@@ -156,8 +160,6 @@ def _series(out, prefix, workers, loads, **spec) -> dict:
     runs, baseline = {}, None
     for w in workers:
         result = run_child(w, spec)
-        if "load_average" in result:
-            loads.append(result["load_average"])
         if "skipped" in result:
             out[f"{prefix}_skipped"] = result["skipped"]
             return runs
@@ -173,24 +175,38 @@ def _series(out, prefix, workers, loads, **spec) -> dict:
         if baseline is None and w == 1:
             baseline = digest
             out[f"{prefix}_output_rows"] = result["output_rows"]
+            out[f"{prefix}_choice"] = result["choice"]
         elif baseline is not None:
             out[f"{prefix}_matches_w1_w{w}"] = digest == baseline
+            if result["choice"] != out[f"{prefix}_choice"]:  # (the same result, other work)
+                out[f"{prefix}_choice_w{w}"] = result["choice"]
+        out.update(_phase_figures(prefix, w, result["phase"]))
+        loads.append(result["load_average"])
         runs[w] = result
     return runs
 
 
+def _phase_figures(prefix: str, w: int, phase: dict) -> dict:
+    """What the measured phase cost: CPU seconds (all workers), the cores other jobs used
+    meanwhile; per worker with several: CPU, seconds running operators, messages sent."""
+    out = {f"{prefix}_cpu_s_w{w}": round(sum(phase["cpu_s"]), 2),
+           f"{prefix}_others_cores_w{w}": phase["others_cores"]}
+    if w > 1:
+        out[f"{prefix}_cpu_per_worker_s_w{w}"] = phase["cpu_s"]
+        out[f"{prefix}_busy_per_worker_s_w{w}"] = phase["busy_s"]
+        out[f"{prefix}_messages_w{w}"] = phase["messages"]
+    return out
+
+
 def _scratch_figures(prefix: str, runs: dict) -> dict:
+    """Time, speed-up over one worker (Figure 20's axis) and memory of the first step."""
     one = runs.get(1)
     out = {}
     for w, r in runs.items():
-        out[f"{prefix}_scratch_s_w{w}"] = r["scratch_s"]
+        out[f"{prefix}_scratch_s_w{w}"] = r["phase"]["seconds"]
         if w > 1 and one is not None:
-            out[f"{prefix}_scratch_speedup_w{w}"] = _ratio(one["scratch_s"], r["scratch_s"])
-        out[f"{prefix}_cpu_s_w{w}"] = round(sum(r["cpu_s"]), 2)
-        if w > 1:
-            out[f"{prefix}_cpu_per_worker_s_w{w}"] = r["cpu_s"]
-            out[f"{prefix}_busy_per_worker_s_w{w}"] = r["busy_s"]
-            out[f"{prefix}_messages_w{w}"] = r["messages"]
+            out[f"{prefix}_scratch_speedup_w{w}"] = _ratio(one["phase"]["seconds"],
+                                                           r["phase"]["seconds"])
         out[f"{prefix}_worker0_peak_mb_w{w}"] = r["peak_rss_mb"][0]
         out[f"{prefix}_peak_sum_mb_w{w}"] = round(sum(r["peak_rss_mb"]), 1)
         out[f"{prefix}_pss_sum_mb_w{w}"] = round(sum(r["pss_mb"]), 1)
@@ -291,31 +307,27 @@ def measure(spec: dict) -> dict:
                "scc": algorithms.strongly_connected_components}[spec["algorithm"]]
     flow = ddlab.Dataflow("scaling", max_rows_per_epoch=None)  # workers: DDLAB_WORKERS
     edges = flow.input("edges", columns=["src", "dst"])
-    view = program(edges).view()
+    result = program(edges)
+    view = result.view()
     edges.insert(frame)
     rows = frame.to_numpy()
-    rss_before = _proc_mb("self", "VmRSS")
-    cpu_before = [_cpu_self()]  # (the other workers start at this step)
-    start = time.perf_counter()
-    flow.step()
-    out = {"workers": flow.workers, "scratch_s": round(time.perf_counter() - start, 3),
-           "rss_before_step_mb": rss_before}
-    pids = [p.pid for p in getattr(flow._team, "procs", [])]
+    out = {"workers": flow.workers, "rss_before_step_mb": _proc_mb("self", "VmRSS")}
+    with Phase(flow) as phase:
+        flow.step()
     if spec["kind"] == "scratch":
-        out.update(_worker_figures(flow, pids, cpu_before))
+        out.update(_memory(flow))
     else:
         deletions, insertions = draw_changes(rows, spec["changes"], spec["seed"] + 1)
-        if spec["kind"] == "batch":
-            cpu_before = _cpu_all(pids)
-            start = time.perf_counter()
-            edges.remove(deletions)
-            edges.insert(insertions)
-            flow.step()
-            out["batch_s"] = round(time.perf_counter() - start, 3)
-            out.update(_worker_figures(flow, pids, cpu_before))
-        else:
-            out["latencies_ms"] = _single_updates(flow, edges, deletions, insertions)
+        with Phase(flow) as phase:
+            if spec["kind"] == "batch":
+                edges.remove(deletions)
+                edges.insert(insertions)
+                flow.step()
+            else:
+                out["latencies_ms"] = _single_updates(flow, edges, deletions, insertions)
         rows = _final_edges(rows, deletions, insertions)
+    out["phase"] = phase.figures
+    out["choice"] = algorithms.explain_choice(result)
     out["output_rows"], out["output_hash"] = _digest(view.to_dict())
     if flow.workers == 1:
         out["matches_scipy"] = view.to_dict() == _scipy_answer(spec["algorithm"], rows)
@@ -361,20 +373,56 @@ def _final_edges(rows: np.ndarray, deletions, insertions) -> np.ndarray:
     return np.array(kept + list(insertions), dtype=np.int64).reshape(-1, 2)
 
 
-def _worker_figures(flow, pids, cpu_before: list) -> dict:
-    """Per worker: CPU seconds since ``cpu_before`` (0 for a worker not yet forked then),
-    seconds running operators in the last epoch, peak RSS; and the messages worker 0 sent in
-    the last epoch."""
-    team = flow._team
-    before = cpu_before + [0.0] * (len(pids) + 1 - len(cpu_before))
-    return {"cpu_s": [round(now - then, 2) for now, then in zip(_cpu_all(pids), before)],
-            "busy_s": [round(s, 2) for s in getattr(team, "busy_seconds", [])],
-            "messages": getattr(team, "messages", 0),
-            # ru_maxrss is KiB on Linux: worker 0's peak so far (in a fresh process, the steps')
-            "peak_rss_mb": [round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)]
+class Phase:
+    """Wall seconds of a phase, each worker's CPU seconds in it (a worker forked during it
+    counts from its fork), the cores other jobs used meanwhile (the machine's busy time less
+    ours, per second), and the workers' own account of the last epoch: seconds running
+    operators, messages worker 0 sent."""
+
+    def __init__(self, flow):
+        self.flow = flow
+        self.figures: dict = {}
+
+    def __enter__(self):
+        self.cpu = _cpu_all(_pids(self.flow))
+        self.machine = _machine_busy()
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        seconds = time.perf_counter() - self.start
+        machine = _machine_busy() - self.machine
+        now = _cpu_all(_pids(self.flow))
+        cpu = [b - a for a, b in zip(self.cpu + [0.0] * len(now), now)]
+        team = self.flow._team
+        self.figures = {
+            "seconds": round(seconds, 3),
+            "cpu_s": [round(c, 2) for c in cpu],
+            "others_cores": round(max(0.0, machine - sum(cpu)) / seconds, 2),
+            "busy_s": [round(b, 2) for b in getattr(team, "busy_seconds", [])],
+            "messages": getattr(team, "messages", 0)}
+
+
+def _pids(flow) -> list:
+    return [p.pid for p in getattr(flow._team, "procs", [])]
+
+
+def _memory(flow) -> dict:
+    """Peak RSS of every worker (worker 0 first), and their proportional set sizes now."""
+    pids = _pids(flow)
+    # ru_maxrss is KiB on Linux: worker 0's peak so far (in a fresh process, the step's)
+    return {"peak_rss_mb": [round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)]
             + [_proc_mb(pid, "VmHWM") for pid in pids],
-            # now, each page shared since the fork counted once across the workers
+            # each page shared since the fork counted once across the workers
             "pss_mb": [_proc_mb(pid, "Pss", "smaps_rollup") for pid in ["self", *pids]]}
+
+
+def _machine_busy() -> float:
+    """CPU seconds every core of the machine spent busy since boot (``/proc/stat``)."""
+    with open("/proc/stat") as fh:
+        ticks = [int(x) for x in fh.readline().split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks[:8]  # (guest is in user)
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def _proc_mb(pid, field: str, table: str = "status") -> float:

@@ -26,6 +26,7 @@ def test_every_measurement_ran(scaling, figures):
         for w in (1, 2):
             for figure in ("scratch_s", "cpu_s", "worker0_peak_mb", "peak_sum_mb", "pss_sum_mb"):
                 assert figures[f"{prefix}_{figure}_w{w}"] > 0, (prefix, figure, w)
+            assert figures[f"{prefix}_others_cores_w{w}"] >= 0
         assert len(figures[f"{prefix}_cpu_per_worker_s_w2"]) == 2
         assert figures[f"{prefix}_messages_w2"] > 0
         assert figures[f"{prefix}_peak_sum_mb_w2"] > figures[f"{prefix}_worker0_peak_mb_w2"]
@@ -43,6 +44,7 @@ def test_outputs_match_one_worker_and_scipy(figures):
         assert figures[f"{prefix}_matches_scipy_w1"] is True, prefix
         assert figures[f"{prefix}_matches_w1_w2"] is True, prefix
         assert figures[f"{prefix}_output_rows"] > 0
+        assert figures[f"{prefix}_choice"].startswith("plain label propagation")
 
 
 def test_worker_counts(scaling):
