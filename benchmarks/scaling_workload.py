@@ -31,6 +31,7 @@ import resource
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -188,11 +189,14 @@ def _series(out, prefix, workers, loads, **spec) -> dict:
 
 def _phase_figures(prefix: str, w: int, phase: dict) -> dict:
     """What the measured phase cost: CPU seconds (all workers), the cores other jobs used
-    meanwhile; per worker with several: CPU, seconds running operators, messages sent."""
+    meanwhile; with several workers: per worker CPU, seconds queued for a core and seconds
+    running operators, worker 0's seconds asleep waiting for the others, messages sent."""
     out = {f"{prefix}_cpu_s_w{w}": round(sum(phase["cpu_s"]), 2),
            f"{prefix}_others_cores_w{w}": phase["others_cores"]}
     if w > 1:
         out[f"{prefix}_cpu_per_worker_s_w{w}"] = phase["cpu_s"]
+        out[f"{prefix}_queued_per_worker_s_w{w}"] = phase["queued_s"]
+        out[f"{prefix}_worker0_asleep_s_w{w}"] = phase["worker0_asleep_s"]
         out[f"{prefix}_busy_per_worker_s_w{w}"] = phase["busy_s"]
         out[f"{prefix}_messages_w{w}"] = phase["messages"]
     return out
@@ -375,16 +379,23 @@ def _final_edges(rows: np.ndarray, deletions, insertions) -> np.ndarray:
 
 class Phase:
     """Wall seconds of a phase, each worker's CPU seconds in it (a worker forked during it
-    counts from its fork), the cores other jobs used meanwhile (the machine's busy time less
-    ours, per second), and the workers' own account of the last epoch: seconds running
-    operators, messages worker 0 sent."""
+    counts from its fork) and its seconds queued for a core (runnable, not running: other
+    jobs, or more workers than cores), worker 0's seconds asleep (waiting for the other
+    workers), the cores other jobs used meanwhile (the machine's busy time less ours, per
+    second), and the workers' own account of the last epoch: seconds running operators,
+    messages worker 0 sent."""
 
     def __init__(self, flow):
         self.flow = flow
         self.figures: dict = {}
 
+    def _sample(self) -> tuple:
+        pids = _pids(self.flow)
+        tasks = [f"self/task/{threading.get_native_id()}", *pids]  # (worker 0's main thread)
+        return _cpu_all(pids), [_schedstat(task) for task in tasks]
+
     def __enter__(self):
-        self.cpu = _cpu_all(_pids(self.flow))
+        self.cpu, self.sched = self._sample()
         self.machine = _machine_busy()
         self.start = time.perf_counter()
         return self
@@ -392,15 +403,31 @@ class Phase:
     def __exit__(self, *exc) -> None:
         seconds = time.perf_counter() - self.start
         machine = _machine_busy() - self.machine
-        now = _cpu_all(_pids(self.flow))
-        cpu = [b - a for a, b in zip(self.cpu + [0.0] * len(now), now)]
+        cpu, sched = self._sample()
+
+        def since(now, then):
+            return [round(b - a, 2) for a, b in zip(then + [0.0] * len(now), now)]
+
+        cpu = since(cpu, self.cpu)
+        ran = since([r for r, _ in sched], [r for r, _ in self.sched])
+        queued = since([q for _, q in sched], [q for _, q in self.sched])
         team = self.flow._team
         self.figures = {
             "seconds": round(seconds, 3),
-            "cpu_s": [round(c, 2) for c in cpu],
+            "cpu_s": cpu,
+            "queued_s": queued,
+            "worker0_asleep_s": round(max(0.0, seconds - ran[0] - queued[0]), 2),
             "others_cores": round(max(0.0, machine - sum(cpu)) / seconds, 2),
             "busy_s": [round(b, 2) for b in getattr(team, "busy_seconds", [])],
             "messages": getattr(team, "messages", 0)}
+
+
+def _schedstat(task) -> tuple[float, float]:
+    """Seconds a task ran, and seconds it waited runnable for a core
+    (``/proc/TASK/schedstat``: nanoseconds)."""
+    with open(f"/proc/{task}/schedstat") as fh:
+        ran, queued = fh.read().split()[:2]
+    return int(ran) / 1e9, int(queued) / 1e9
 
 
 def _pids(flow) -> list:

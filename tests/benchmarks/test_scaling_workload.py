@@ -28,6 +28,8 @@ def test_every_measurement_ran(scaling, figures):
                 assert figures[f"{prefix}_{figure}_w{w}"] > 0, (prefix, figure, w)
             assert figures[f"{prefix}_others_cores_w{w}"] >= 0
         assert len(figures[f"{prefix}_cpu_per_worker_s_w2"]) == 2
+        assert len(figures[f"{prefix}_queued_per_worker_s_w2"]) == 2
+        assert figures[f"{prefix}_worker0_asleep_s_w2"] >= 0
         assert figures[f"{prefix}_messages_w2"] > 0
         assert figures[f"{prefix}_peak_sum_mb_w2"] > figures[f"{prefix}_worker0_peak_mb_w2"]
     assert [w for w, _ in figures["figure20"]["cc collegemsg"]] == [1, 2]
