@@ -71,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="soak: Dataflow(stats_epochs=N) (default: the Dataflow default)")
     parser.add_argument("--repeat", type=int, default=None,
                         help="kernels: fresh processes per measurement (default 3)")
+    parser.add_argument("--workers", default=None,
+                        help="scaling: worker counts separated by commas (default 1,2,4,8)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     args.adversarial = args.updates == "adversarial"

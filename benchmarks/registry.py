@@ -19,4 +19,5 @@ WORKLOADS = {
     "why": "benchmarks.why_workload:run",
     "kernels": "benchmarks.kernels_workload:run",
     "ipc": "benchmarks.ipc_workload:run",
+    "scaling": "benchmarks.scaling_workload:run",
 }

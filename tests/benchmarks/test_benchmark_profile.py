@@ -4,22 +4,17 @@ loaded from the checkout by path."""
 from __future__ import annotations
 
 import ast
-import importlib.util
 from pathlib import Path
 
 import pytest
+from benchmark_modules import ROOT, load_benchmark
 
-ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "engine"
 
 
 @pytest.fixture(scope="module")
 def profile():
-    spec = importlib.util.spec_from_file_location("ddlab_bench_profile",
-                                                  ROOT / "benchmarks" / "profile.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("profile")
 
 
 def _functions(path: Path) -> list[str]:
