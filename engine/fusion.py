@@ -43,19 +43,21 @@ def fuse(ops, workers: int = 1) -> None:
     """(Re)decide which of ``ops`` (routed by :func:`route`) run inside their only reader.
 
     With several ``workers`` an operator is not fused into a reader its output is exchanged
-    to (an arrangement, a view): its pointstamps must stay at its own location, upstream of
+    to (an arrangement, a view, a size choice): its pointstamps must stay at its own location, upstream of
     the reader, so that another worker's instance of the reader waits for what it will send
     (counted at the reader's location, they would look like the reader's own input, which
     holds nothing back there)."""
     from .operators.arrange import Arrange
     from .operators.base import Operator
+    from .operators.choose import Decide
     from .operators.io import Input, _EpochSink
     from .operators.loops import ScopeNode
 
     if not tuning.FAST_PATHS:
         return
     identity = Operator.input_time
-    excluded = (ScopeNode, Input) if workers == 1 else (ScopeNode, Input, Arrange, _EpochSink)
+    excluded = (ScopeNode, Input) if workers == 1 else (ScopeNode, Input, Arrange, _EpochSink,
+                                                        Decide)
     for op in ops:
         if not op.fusable or len(op.outputs) != 1 or type(op).input_time is not identity:
             continue

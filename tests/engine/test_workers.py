@@ -312,3 +312,30 @@ def test_explanations_are_refused_with_the_way_to_get_them(tmp_path, flows):
     one = ddlab.Dataflow.load(tmp_path / "ck", build)
     assert one.workers == 1
     assert one.why(one.built, (3, 1)).inputs
+
+
+@pytest.mark.parametrize("workers", [2, 3, 4])
+def test_a_size_choice_sees_the_whole_first_load(workers, flows):
+    """Connected components choose their algorithm by the first load's size: every worker
+    count makes the choice one worker makes (on the whole load, not a worker's share)."""
+    from ddlab.engine import algorithms, tuning
+
+    rng = np.random.default_rng(1)
+    load = sorted({tuple(map(int, e)) for e in rng.integers(0, 400, size=(900, 2))})
+    choices = []
+    for n in (1, workers):
+        flow = ddlab.Dataflow(workers=n)
+        flows.append(flow)
+        edges = flow.input("edges", columns=["src", "dst"])
+        threshold = tuning.CC_PRIORITIZED_FROM_EDGES
+        tuning.CC_PRIORITIZED_FROM_EDGES = len(load) - 10
+        try:
+            cc = algorithms.connected_components(edges)
+        finally:
+            tuning.CC_PRIORITIZED_FROM_EDGES = threshold
+        view = cc.view()
+        edges.insert(load)
+        flow.step()
+        choices.append((algorithms.explain_choice(cc), view.to_dict()))
+    assert choices[1] == choices[0]
+    assert choices[0][0].startswith(f"prioritized label propagation: first load {len(load):,}")
