@@ -117,13 +117,8 @@ class _Exchange:
 
 
 def accept_remote(reader, port: int, t: tuple, batch) -> None:
-    """Queue a part another worker sent (its pointstamp was counted by the sender, whose
-    announcement arrives with it): this worker's own work until a run takes it."""
-    queue = reader.queues[port]
-    pending = queue.get(t)
-    if pending is None:
-        queue[t] = [batch]
-        reader.queued.add(t)
-    else:
-        pending.append(batch)
-    reader.host.add_work(t, 1)
+    """Queue a part another worker sent: this worker's own work until a run takes it.  Its
+    pointstamp was counted by the sender, whose announcement comes with it, so the count the
+    queueing adds here is taken back (the two changes cancel in the outbox too)."""
+    reader.accept(port, t, batch)
+    reader.tracker.update(reader.location, t, -1)
