@@ -25,12 +25,8 @@ class Exchanges:
 
     def __init__(self, flow, me: int, workers: int):
         self.me, self.workers = me, workers
-        #: destination worker -> ``[(reader id, port, time, batch)]`` to send at the barrier
+        #: destination worker -> ``[(reader id, port, time, batch)]`` not yet sent
         self.outgoing: dict[int, list] = {w: [] for w in range(workers) if w != me}
-        #: rows this worker sent to others and kept, for ``%dd graph``'s per-worker counts
-        self.rows_sent = 0
-        self.rows_kept = 0
-        self.edges = 0
         #: the last batch an input spread and its parts: an input sends one batch to each
         #: of its readers, split once
         self._spread = (None, None)
@@ -43,13 +39,10 @@ class Exchanges:
                     # must see the whole of its first batch (straight from an input it is
                     # taken on the batch before it is spread: below)
                     deliver = _Exchange(self, reader, port, deliver, None)
-                    self.edges += 1
                 elif isinstance(reader, Arrange):
                     deliver = _Exchange(self, reader, port, deliver, reader.nkey)
-                    self.edges += 1
                 elif isinstance(op, Input):
                     deliver = _Exchange(self, reader, port, deliver, SPREAD)
-                    self.edges += 1
                 targets.append((deliver, port))
             op.targets = targets
 
@@ -83,7 +76,6 @@ class _Exchange:
         team = self.team
         if self.nkey is None:  # a view or a subscription: everything to worker 0
             if team.me == 0:
-                team.rows_kept += len(batch)
                 self.deliver(port, t, batch)
             else:
                 self._send(0, port, t, batch)
@@ -103,7 +95,6 @@ class _Exchange:
             if part is None:
                 continue
             if w == team.me:
-                team.rows_kept += len(part)
                 self.deliver(port, t, part)
             else:
                 self._send(w, port, t, part)
@@ -113,7 +104,6 @@ class _Exchange:
         t = reader.input_time(port, t)
         reader.tracker.update(reader.location, t, 1)  # in flight: counted by its sender
         self.team.outgoing[w].append((reader.id, port, t, part))
-        self.team.rows_sent += len(part)
 
 
 def accept_remote(reader, port: int, t: tuple, batch) -> None:

@@ -46,7 +46,6 @@ import warnings
 import weakref
 from contextlib import contextmanager
 from multiprocessing.connection import wait
-from multiprocessing.reduction import ForkingPickler
 from time import perf_counter
 
 from ..errors import DataflowError
