@@ -652,6 +652,9 @@ class _Child:
         self.replica = Replica(flow, me, workers)
         self.processed = 0
         self.seconds = 0.0
+        #: the counters copied by the fork (worker 0's, and the process's kernel calls):
+        #: this worker reports only its own
+        self.forked_work = flow.work_done()
 
     def epoch(self, epoch: int) -> tuple:
         """Run an epoch until worker 0 commits or aborts it; the answer to that."""
@@ -726,7 +729,8 @@ class _Child:
         stats.discard()
         kept = {op.id: n for op in flow.operators
                 if (n := sum(len(tr) for tr in op.traces()))}
-        return ("committed", runs, kept, flow.work_done())
+        work = {k: n - self.forked_work.get(k, 0) for k, n in flow.work_done().items()}
+        return ("committed", runs, kept, work)
 
 
 def _serve(flow, me: int, workers: int, conn, inherited) -> None:
