@@ -23,7 +23,7 @@ from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
 from .work import Work
-from .workers import WorkerTeam, resolve_workers, view_rows
+from .workers import WorkerTeam, edge_exchange, resolve_workers, view_rows
 
 
 @dataclass
@@ -561,6 +561,11 @@ class Dataflow:
          source  target  updates
               0       1        2
               1       2        2
+
+        With several workers, edges have two more columns: ``exchange``, how the edge moves
+        records between workers (``"by key"`` into an arrangement, ``"spread"`` out of an
+        input, ``"gather"`` to worker 0 for a view; ``""``: it stays on its worker), and
+        ``by_worker``, the updates each worker's replica of the source emitted along it.
         """
         if epoch is None:
             epoch = self.epoch - 1
@@ -568,9 +573,14 @@ class Dataflow:
         ops = pd.DataFrame([(op.id, op.label, op.kind, op.scope.path, op.scope.depth,
                              op.scope.kind) for op in self._ops],
                            columns=["id", "label", "kind", "scope", "depth", "scope_kind"])
-        edges = pd.DataFrame([(up.id, op.id, sent.get(up.id, 0))
-                              for op in self._ops for up in op.inputs],
+        pairs = [(up, op) for op in self._ops for up in op.inputs]
+        edges = pd.DataFrame([(up.id, op.id, sent.get(up.id, 0)) for up, op in pairs],
                              columns=["source", "target", "updates"])
+        if self.workers > 1:
+            nothing = [0] * self.workers
+            by_worker = self.statistics.sent_by_worker(epoch, self.workers)
+            edges["exchange"] = [edge_exchange(up, op) or "" for up, op in pairs]
+            edges["by_worker"] = [by_worker.get(up.id, nothing) for up, _ in pairs]
         return ops, edges
 
     def progress(self) -> pd.DataFrame:

@@ -143,6 +143,18 @@ class Statistics:
             out[op.id] = out.get(op.id, 0) + n_out
         return out
 
+    def sent_by_worker(self, epoch: int, workers: int) -> dict[int, list[int]]:
+        """:meth:`sent` per worker: ``{op id: [updates worker 0 emitted, worker 1, ...]}``."""
+        runs = self._epochs.get(epoch, ())
+        made_by = self._workers.get(epoch) or [0] * len(runs)
+        out: dict[int, list[int]] = {}
+        for (op, _, _, n_out, _), w in zip(runs, made_by):
+            counts = out.get(op.id)
+            if counts is None:
+                counts = out[op.id] = [0] * workers
+            counts[w] += n_out
+        return out
+
     def epoch_log(self, last: int | None = None) -> pd.DataFrame:
         """One row per kept epoch: engine seconds, input updates, operator runs, updates
         processed and updates retained after it (so compaction shows as a falling line)."""

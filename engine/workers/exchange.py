@@ -20,6 +20,26 @@ from ..operators.io import Input, _EpochSink
 from .partition import owners, split
 
 
+#: how an edge moves records between workers (:func:`edge_exchange`)
+GATHER, BY_KEY, SPREAD_EDGE = "gather", "by key", "spread"
+
+
+def edge_exchange(op, reader) -> str | None:
+    """How the edge from ``op`` to ``reader`` moves records between workers: ``"gather"``
+    (everything to worker 0: a view reads everything there; so does a size choice, which
+    must see the whole of its first batch; straight from an input it is taken on the batch
+    before it is spread), ``"by key"`` (into an arrangement: to the owner of each record's
+    key), ``"spread"`` (out of an input: by the hash of the whole record, so every worker
+    starts the epoch with a share) or ``None`` (stays on its worker)."""
+    if isinstance(reader, _EpochSink) or (isinstance(reader, Decide) and not isinstance(op, Input)):
+        return GATHER
+    if isinstance(reader, Arrange):
+        return BY_KEY
+    if isinstance(op, Input):
+        return SPREAD_EDGE
+    return None
+
+
 class Exchanges:
     """The exchange edges of one worker's replica and the parts waiting to be sent."""
 
@@ -33,16 +53,11 @@ class Exchanges:
         for op in flow.operators:
             targets = []
             for (deliver, port), (reader, _) in zip(op.targets, op.outputs):
-                if isinstance(reader, _EpochSink) or (
-                        isinstance(reader, Decide) and not isinstance(op, Input)):
-                    # a view reads everything, at worker 0; so does a size choice, which
-                    # must see the whole of its first batch (straight from an input it is
-                    # taken on the batch before it is spread: below)
-                    deliver = _Exchange(self, reader, port, deliver, None)
-                elif isinstance(reader, Arrange):
-                    deliver = _Exchange(self, reader, port, deliver, reader.nkey)
-                elif isinstance(op, Input):
-                    deliver = _Exchange(self, reader, port, deliver, SPREAD)
+                kind = edge_exchange(op, reader)
+                if kind is not None:
+                    nkey = {GATHER: None, BY_KEY: getattr(reader, "nkey", None),
+                            SPREAD_EDGE: SPREAD}[kind]
+                    deliver = _Exchange(self, reader, port, deliver, nkey)
                 targets.append((deliver, port))
             op.targets = targets
 

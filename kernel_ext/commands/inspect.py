@@ -128,7 +128,9 @@ def stats(magics, line, ns):
 @argument("--epoch", type=int, help="whose edge counts (default: the last completed)")
 def graph(magics, line, ns):
     """Draw the dataflow: operators in topological layers, loops as nested boxes, each
-    edge labelled with the updates it carried in the epoch (Naiad's Figure 9, live).
+    edge labelled with the updates it carried in the epoch (Naiad's Figure 9, live).  With
+    several workers, the edges that move records between workers are orange and named (by
+    key, spread, gather), and each label adds every worker's count.
     The value's .svg is the picture.  Example: %dd graph scc
     """
     args = magics.parse(graph, line)

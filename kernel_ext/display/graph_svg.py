@@ -6,6 +6,9 @@ edges (source, target, updates of one epoch).  Layout: each loop scope is laid o
 node of its parent scope, so loops come out as nested boxes.  Inside a layer, nodes are
 ordered by the mean position of their predecessors (one barycenter pass).  Each edge is a
 curve labelled with the updates it carried; feedback edges loop back on the right, dashed.
+With several workers (the frames' ``exchange`` and ``by_worker`` columns), an edge that moves
+records between workers is drawn orange and named (``by key``, ``spread``, ``gather``), and
+each label adds what every worker's replica of the source sent along it.
 No graphviz binary needed.
 """
 from __future__ import annotations
@@ -72,11 +75,18 @@ def _text(label: str, kind: str, tag: str | None) -> str:
 @dataclass
 class _Graph:
     """What the picture shows: operators ``id -> (label, kind, scope)``, edges
-    ``(source, target, updates)``, the forward ones (no feedback) and each node's text."""
+    ``(source, target, updates)``, the forward ones (no feedback) and each node's text;
+    with several workers, per edge ``(source, target) -> (exchange, updates per worker)``."""
     nodes: dict
     edges: list
     forward: list
     texts: dict
+    workers: dict = field(default_factory=dict)
+
+    @property
+    def vgap(self) -> float:
+        """Room between layers: a label with every worker's count takes a second line."""
+        return VGAP + 14 if self.workers else VGAP
 
     @classmethod
     def of(cls, ops, edges, names: dict, keep: set | None) -> "_Graph":
@@ -91,7 +101,12 @@ class _Graph:
                  if int(s) in nodes and int(t) in nodes]
         forward = [(s, t) for s, t, _ in elist if nodes[s][1] != "feedback"]
         texts = {i: _text(lab, k, names.get(i)) for i, (lab, k, _) in nodes.items()}
-        return cls(nodes, elist, forward, texts)
+        workers = {}
+        if "by_worker" in edges:
+            workers = {(int(s), int(t)): (x, list(w)) for s, t, x, w in zip(
+                edges["source"].tolist(), edges["target"].tolist(), edges["exchange"].tolist(),
+                edges["by_worker"].tolist())}
+        return cls(nodes, elist, forward, texts, workers)
 
     def kind(self, op: int) -> str:
         return self.nodes[op][1]
@@ -163,7 +178,7 @@ def _layout(graph: _Graph, path: str) -> _Block:
         pred[b].add(a)
     layer = _layers(items, succ, pred)
     top0 = PAD_TOP if path != "root" else 0.0
-    placed = _place_items(items, pred, layer, top0)
+    placed = _place_items(items, pred, layer, top0, graph.vgap)
     width = max((q.x + q.w for q in placed), default=40.0)
     bottom = max((q.y + q.h for q in placed), default=top0)
     pad = PAD_X if path != "root" else 0.0
@@ -195,7 +210,7 @@ def _layers(items: dict, succ: dict, pred: dict) -> dict:
     return layer
 
 
-def _place_items(items: dict, pred: dict, layer: dict, top0: float) -> list:
+def _place_items(items: dict, pred: dict, layer: dict, top0: float, vgap: float) -> list:
     """Place the items in topological order: y just below every predecessor, x as close as
     possible to the predecessors' mean center without overlapping anything already placed."""
     placed: list[_Item] = []
@@ -204,12 +219,12 @@ def _place_items(items: dict, pred: dict, layer: dict, top0: float) -> list:
     for k in sorted(items, key=lambda k: (layer[k], items[k].order)):
         it = items[k]
         ps = [items[p] for p in pred[k] if p in centers]
-        it.y = max((p.y + p.h + VGAP for p in ps), default=top0)
+        it.y = max((p.y + p.h + vgap for p in ps), default=top0)
         if ps:
             want = sum(centers[p] for p in pred[k] if p in centers) / len(ps) - it.w / 2
         else:
             want = next_free
-        band = [q for q in placed if q.y < it.y + it.h + VGAP / 2 and it.y < q.y + q.h + VGAP / 2]
+        band = [q for q in placed if q.y < it.y + it.h + vgap / 2 and it.y < q.y + q.h + vgap / 2]
         cands = {max(0.0, want)}
         for q in band:
             cands.add(q.x + q.w + HGAP)
@@ -269,16 +284,25 @@ def _edges_svg(graph: _Graph, pos: dict) -> tuple[list, list]:
             d = f"M{ax:.1f},{ay:.1f} C{ax:.1f},{ay + dy:.1f} {bx:.1f},{by - dy:.1f} {bx:.1f},{by:.1f}"
             # label near the target (out-edges of one operator carry the same count, so
             # labels near their sources would pile up): the curve's point at 0.72 of the way
-            at = 0.72 if by - ay > 2 * VGAP else 0.5
+            at = 0.72 if by - ay > 2 * graph.vgap else 0.5
             lx, ly = _bezier((ax, ay), (ax, ay + dy), (bx, by - dy), (bx, by), at)
             dash = ""
+        exchange, per_worker = graph.workers.get((s, t), ("", None))
+        extra, text = "", f"{n:,}"
+        if exchange:
+            stroke = "#bc4c00"
+            text += f" \u21c4 {exchange}"
+        if per_worker is not None:
+            split = " \u00b7 ".join(f"w{w} {k:,}" for w, k in enumerate(per_worker))
+            extra = f' data-exchange="{escape(exchange)}" data-by-worker="{",".join(map(str, per_worker))}"'
+            text = (f'{escape(text)}<tspan x="{lx:.1f}" dy="11" font-size="9">{split}</tspan>')
         paths.append(f'<path class="ddlab-edge" data-source="{s}" data-target="{t}" '
-                     f'data-updates="{n}" d="{d}" fill="none" stroke="{stroke}" '
+                     f'data-updates="{n}"{extra} d="{d}" fill="none" stroke="{stroke}" '
                      f'stroke-width="{sw:.2f}"{dash} marker-end="url(#ddarrow)"/>')
         labels.append(f'<text class="ddlab-edge-label" x="{lx:.1f}" y="{ly + 3:.1f}" '
                       f'text-anchor="middle" fill="{"#0550ae" if n else "#8c959f"}" '
                       f'stroke="white" stroke-width="3" paint-order="stroke" '
-                      f'font-size="10">{n:,}</text>')
+                      f'font-size="10">{text}</text>')
     return paths, labels
 
 

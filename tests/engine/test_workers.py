@@ -175,6 +175,35 @@ def test_stats_and_progress_show_every_worker(flows):
     assert all(h == {(1,): 2} for h in holds["holds"])
 
 
+def test_the_graph_names_each_exchange_and_counts_every_worker(flows):
+    """``graph()``'s edges with workers: which edges move records between workers, and what
+    each worker's replica of the source sent, equal to the stats' runs summed by pandas."""
+    from ddlab.engine.operators.arrange import Arrange
+    from ddlab.engine.operators.io import Input, _EpochSink
+
+    flow = ddlab.Dataflow(workers=2)
+    flows.append(flow)
+    edges, _ = _graph_views(flow)
+    edges.insert([(i, i + 1) for i in range(60)] + [(i, i + 100) for i in range(0, 60, 7)])
+    flow.step()
+    ops, es = flow.graph()
+    assert list(es.columns) == ["source", "target", "updates", "exchange", "by_worker"]
+    op = {o.id: o for o in flow.operators}
+    for s, t, x in es[["source", "target", "exchange"]].itertuples(index=False):
+        want = ("gather" if isinstance(op[t], _EpochSink) or op[t].kind == "choose"
+                else "by key" if isinstance(op[t], Arrange)
+                else "spread" if isinstance(op[s], Input) else "")
+        assert x == want, (op[s].label, op[t].label)
+    assert {"gather", "by key", "spread"} <= set(es["exchange"])
+    stats = flow.stats()
+    emitted = stats.groupby(["operator", "worker"])["out"].sum()
+    label = dict(zip(ops["id"], ops["label"]))
+    for s, n, per in es[["source", "updates", "by_worker"]].itertuples(index=False):
+        assert sum(per) == n
+        assert per == [int(emitted.get((label[s], w), 0)) for w in (0, 1)]
+    assert any(per[1] > 0 for per in es["by_worker"])   # worker 1 did some of the work
+
+
 def test_workers_are_chosen_by_argument_or_environment(monkeypatch, flows):
     monkeypatch.setenv("DDLAB_WORKERS", "3")
     assert ddlab.Dataflow().workers == 3

@@ -51,3 +51,29 @@ def test_every_edge_names_its_source_and_target_operators():
     want = sorted((s, t, n) for s, t, n in es.itertuples(index=False)
                   if s not in loops and t not in loops)
     assert drawn == want
+
+
+def test_with_workers_exchanges_are_named_and_labels_split_by_worker():
+    """A two-worker flow's picture: each edge carries its exchange and every worker's count
+    (as ``graph()`` gives them), and the label shows both."""
+    import ddlab
+
+    flow = ddlab.Dataflow(workers=2)
+    try:
+        xs = flow.input("xs", columns=["k", "v"])
+        xs.count().view()
+        xs.insert([(i % 5, i) for i in range(40)])
+        flow.step()
+        ops, es = flow.graph()
+    finally:
+        flow.close()
+    svg = graph_svg.dataflow_svg(ops, es)
+    drawn = {(int(s), int(t)): (x, [int(n) for n in w.split(",")]) for s, t, x, w in re.findall(
+        r'data-source="(\d+)" data-target="(\d+)" data-updates="\d+" data-exchange="([^"]*)" '
+        r'data-by-worker="([\d,]+)"', svg)}
+    want = {(s, t): (x, list(w)) for s, t, x, w in
+            es[["source", "target", "exchange", "by_worker"]].itertuples(index=False)}
+    assert drawn == want
+    assert "\u21c4 by key" in svg and "\u21c4 gather" in svg
+    for per in want.values():
+        assert f"w0 {per[1][0]:,} \u00b7 w1 {per[1][1]:,}" in svg
