@@ -28,24 +28,27 @@ def edge_epochs(plan):
         yield adds, rems, set(present)
 
 
-def run_graph(epochs, preset=None):
+def run_graph(epochs, preset=None, workers: int = 1):
     """CC (plain, prioritized) and SCC (prioritized, plain) views after each of ``epochs``
-    (``(adds, removals, present)``), built and run under the tuning ``preset``:
-    ``[(four view dicts, present), ...]``."""
+    (``(adds, removals, present)``), built and run under the tuning ``preset`` on
+    ``workers``: ``[(four view dicts, present), ...]``."""
     with tuned(preset):
-        flow = ddlab.Dataflow()
-        edges = flow.input("edges", columns=["src", "dst"])
-        views = [algorithms.connected_components(edges, prioritized=False).view(),
-                 algorithms.connected_components_prioritized(edges).view(),
-                 algorithms.strongly_connected_components(edges, prioritized=True).view(),
-                 algorithms.strongly_connected_components(edges, prioritized=False).view()]
-        results = []
-        for adds, rems, present in epochs:
-            edges.insert(adds)
-            edges.remove(rems)
-            flow.step()
-            results.append(([v.to_dict() for v in views], present))
-        return results
+        flow = ddlab.Dataflow(workers=workers)
+        try:
+            edges = flow.input("edges", columns=["src", "dst"])
+            views = [algorithms.connected_components(edges, prioritized=False).view(),
+                     algorithms.connected_components_prioritized(edges).view(),
+                     algorithms.strongly_connected_components(edges, prioritized=True).view(),
+                     algorithms.strongly_connected_components(edges, prioritized=False).view()]
+            results = []
+            for adds, rems, present in epochs:
+                edges.insert(adds)
+                edges.remove(rems)
+                flow.step()
+                results.append(([v.to_dict() for v in views], present))
+            return results
+        finally:
+            flow.close()
 
 
 def assert_same_and_correct(runs, reference):

@@ -388,6 +388,54 @@ def test_graph_programs_same_with_kernels_on_and_off(plan):
     assert_same_and_correct(on, run_graph(epochs, "numpy"))
 
 
+# -- on data-parallel workers (issue 31): the kernels run in every worker's process ------------
+
+WORKERS_EXAMPLES = int(os.environ.get("DDLAB_KERNEL_WORKERS_EXAMPLES", "12"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="workers need os.fork")
+@pytest.mark.parametrize("workers", [2, 3])
+def test_kernel_operators_on_workers_equal_the_oracle(workers):
+    """Every kernel operator, at top level and in a loop, in one flow on ``workers`` (each
+    worker's kernels see only its key shard): after every epoch each view equals the oracle."""
+    @settings(max_examples=WORKERS_EXAMPLES, deadline=None)
+    @given(epochs=RECORD_EPOCHS)
+    def check(epochs):
+        with testing.use_kernels(True):
+            flow = ddlab.Dataflow(workers=workers)
+            try:
+                records = flow.input("records", columns=["k", "v"])
+                views = {(name, depth): _in_loop(UNARY[name][0], depth)(records).view()
+                         for name in KERNEL_OPERATORS for depth in (0, 1)}
+                for epoch, want in zip(epochs, _accumulate(epochs)):
+                    records.update(epoch)
+                    flow.step()
+                    for (name, depth), view in views.items():
+                        assert view.to_dict() == UNARY[name][1](want), (name, depth)
+            finally:
+                flow.close()
+
+    check()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="workers need os.fork")
+@pytest.mark.parametrize("workers", [2, 3])
+def test_graph_programs_on_workers_with_kernels_on_and_off(workers):
+    """CC and SCC, plain and prioritized, through random inserts and removals on ``workers``:
+    the same views with the kernels on and off, both equal to the oracles."""
+    @settings(max_examples=WORKERS_EXAMPLES // 2, deadline=None)
+    @given(plan=GRAPH_EPOCHS)
+    def check(plan):
+        epochs = list(edge_epochs(plan))
+        with testing.use_kernels(True):
+            on = run_graph(epochs, workers=workers)
+        assert_same_and_correct(on, run_graph(epochs, "numpy", workers=workers))
+
+    check()
+
+
 @pytest.mark.parametrize("parity", [0, 1])
 def test_kernel_and_numpy_paths_share_a_reduce_and_a_join(monkeypatch, parity):
     """The compiled kernels take the runs at some times and the numpy (or Python) paths at

@@ -53,8 +53,8 @@ def assert_enough_compared(outcomes: Counter, what: str) -> None:
     assert_share_compared(outcomes, SKIPPED, MIN_COMPARED, what, "no fixed point within its bound")
 
 
-def _compiled(program, sets: bool = False):
-    flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND)
+def _compiled(program, sets: bool = False, workers: int = 1):
+    flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND, workers=workers)
     inputs = {r: flow.input(r, columns=["x", "y"], distinct=sets) for r in ("a", "b")}
     compiled = ddlab.rules(program.text(), inputs)
     views = {name: coll.view() for name, coll in compiled.items()}
@@ -85,12 +85,19 @@ def _check_epoch(flow, views, program, contents, what) -> str:
     return "ok"
 
 
-def run_windows(program, stream, sets: bool = False) -> str:
+def run_windows(program, stream, sets: bool = False, workers: int = 1) -> str:
     """``sets``: the inputs are sets (``distinct=True``, a simple graph's window: present
     while any of its events is inside), which the compiler reads without a ``distinct``."""
-    events, width, starts = stream
     note(program.text())
-    flow, inputs, views = _compiled(program, sets)
+    flow, inputs, views = _compiled(program, sets, workers)
+    try:
+        return _slide(flow, inputs, views, program, stream, sets)
+    finally:
+        flow.close()
+
+
+def _slide(flow, inputs, views, program, stream, sets: bool) -> str:
+    events, width, starts = stream
     held = {"a": {}, "b": {}}
     for step, start in enumerate(starts):
         new = window_contents(events, start, width)
@@ -110,9 +117,16 @@ def run_windows(program, stream, sets: bool = False) -> str:
     return "ok"
 
 
-def run_updates(program, epochs) -> str:
+def run_updates(program, epochs, workers: int = 1) -> str:
     note(program.text())
-    flow, inputs, views = _compiled(program)
+    flow, inputs, views = _compiled(program, workers=workers)
+    try:
+        return _update(flow, inputs, views, program, epochs)
+    finally:
+        flow.close()
+
+
+def _update(flow, inputs, views, program, epochs) -> str:
     held = {"a": {}, "b": {}}
     for e, batch in enumerate(epochs):
         for rel in ("a", "b"):
@@ -162,6 +176,27 @@ def test_random_updates_agree_with_from_scratch_evaluation():
 
     check()
     assert_enough_compared(outcomes, "random updates")
+
+
+#: examples of the property on workers (each forks its workers, so fewer than the quick profile)
+WORKERS_EXAMPLES = int(os.environ.get("DDLAB_RULES_FUZZ_WORKERS_EXAMPLES", "15"))
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="workers need os.fork")
+@pytest.mark.parametrize("workers", [2, 3])
+def test_windows_and_updates_agree_with_from_scratch_evaluation_on_workers(workers):
+    """The same random programs, windows and updates on data-parallel workers (issue 31)."""
+    outcomes = Counter()
+
+    @settings(max_examples=WORKERS_EXAMPLES, **_SETTINGS)
+    @given(program=programs(), stream=windows(), epochs=updates())
+    def check(program, stream, epochs):
+        _tally(outcomes, f"windows on {workers} workers", run_windows(program, stream, workers=workers))
+        _tally(outcomes, f"updates on {workers} workers", run_updates(program, epochs, workers=workers))
+
+    check()
+    assert_enough_compared(outcomes, f"windows and updates on {workers} workers")
 
 
 def stepped_and_batched(program, epochs) -> str:
