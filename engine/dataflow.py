@@ -337,6 +337,18 @@ class Dataflow:
         self.statistics.running.append((op, t, n_in, n_out, seconds))
         self.work.activations += 1
 
+    def history_trace(self, op):
+        """The trace of ``op``'s output as explanations read it (``None``: it keeps none):
+        with several workers, every worker's shard of it, read between steps
+        (:mod:`~ddlab.engine.workers.shards`)."""
+        trace = op.history_trace()
+        if trace is None or self._team is None:
+            return trace
+        if self._stepping:
+            raise DataflowError(f"{self.name!r} runs on {self.workers} workers, busy with a "
+                                f"step: explain a record between steps")
+        return self._team.whole_trace(op, trace)
+
     def work_done(self) -> dict:
         """Machine-independent counters of the work done since the flow was built (see
         :mod:`~ddlab.engine.work`): operator runs, (operator, time) activations, history rows

@@ -4,7 +4,6 @@ installed on :class:`~ddlab.engine.dataflow.Dataflow` when this package is impor
 from __future__ import annotations
 
 from ..dataflow import Dataflow
-from ..errors import DataflowError
 from .cost import move_cost
 from .explain import explain
 from .loop_activity import loop_activity
@@ -26,7 +25,6 @@ def why(self, collection, record, *, verify: bool = True, budget: int | None = 2
     >>> why.inputs["edges"][["src", "dst"]].values.tolist(), why.verified
     ([[1, 2], [2, 3], [3, 4]], True)
     """
-    _one_process(self, "why")
     return explain(self, collection, record, verify=verify, budget=budget, names=names)
 
 
@@ -44,7 +42,6 @@ def why_loop(self, loop: str | None = None, top: int = 10) -> list:
     >>> activity.iterations["records"].tolist(), activity.top_keys["key"].tolist()[:1]
     ([4, 4, 2], [4])
     """
-    _one_process(self, "why_loop")
     return loop_activity(self, loop, top)
 
 
@@ -66,13 +63,3 @@ def why_cost(self, epoch: int | None = None, groups: dict | None = None):
 for _method in (why, why_loop, why_cost):
     _method.__qualname__ = f"Dataflow.{_method.__name__}"
     setattr(Dataflow, _method.__name__, _method)
-
-
-def _one_process(flow, what: str) -> None:
-    """Explanations read the traces of this process; with several workers it holds a shard."""
-    if getattr(flow, "workers", 1) > 1:
-        raise DataflowError(
-            f"flow.{what} reads the traces of one process, and {flow.name!r} runs on "
-            f"{flow.workers} workers, each holding a shard of them. To explain a record, save "
-            f"the flow (flow.save(path)) and load it into one worker "
-            f"(Dataflow.load(path, build) with DDLAB_WORKERS unset), then ask there.")

@@ -26,8 +26,9 @@ INF = FIXED_POINT
 def trace_of(op):
     """The trace holding ``op``'s output collection, or ``None`` (the operator keeps none:
     its output is derived from its inputs when needed): the operator's ``history_trace``
-    hook."""
-    return op.history_trace()
+    hook, with every worker's shard when the flow runs on several
+    (:meth:`Dataflow.history_trace`)."""
+    return op.flow.history_trace(op)
 
 
 def encode_value(value, kind, interner):

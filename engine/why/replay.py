@@ -54,7 +54,7 @@ class Replay:
             cone |= flow.upstream(op)
         self.flow = Dataflow(f"replay of {flow.name}", max_iterations=max_iterations or
                              flow.max_iterations, stats_epochs=1, max_rows_per_epoch=None,
-                             retain_inputs=True)
+                             retain_inputs=True, workers=1)
         scopes = {id(flow.root): self.flow.root}
         copies: dict = {}
         deferred = []   # (copy, original input op) edges to ops built later (loop feedback)

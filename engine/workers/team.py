@@ -51,6 +51,7 @@ from time import perf_counter
 from ..errors import DataflowError
 from ..progress.change_batch import ChangeBatch
 from .exchange import Exchanges, accept_remote
+from .shards import WholeTrace, read_shard
 
 
 def resolve_workers(workers) -> int:
@@ -398,6 +399,8 @@ class WorkerTeam:
         # per epoch: messages sent to each child, and each child's last word
         self._sent = [0] * workers
         self._said: dict[int, tuple] = {}
+        #: (op id, epoch) -> :class:`WholeTrace` read by explanations this epoch
+        self._whole: dict = {}
         self._finalizer = weakref.finalize(self, _stop, list(self.writers), list(self.procs))
 
     # -- messages ------------------------------------------------------------------------
@@ -462,6 +465,7 @@ class WorkerTeam:
         replica.synced = len(flow.interner)
         self._sent = [0] * self.workers
         self._said = {}
+        self._whole.clear()
         self.messages = 0
         self.busy_seconds = [0.0] * self.workers
         for w in range(1, self.workers):
@@ -597,6 +601,23 @@ class WorkerTeam:
         except BaseException as err:  # noqa: BLE001 - the workers can no longer agree
             self.broken = f"the rollback was interrupted ({type(err).__name__})"
             raise
+
+    def read_shards(self, op_id: int, method: str, args) -> list:
+        """Every child's answer to one read of operator ``op_id``'s trace, by worker
+        (:mod:`.shards`)."""
+        replies = self._ask_all(("read", op_id, method, args))
+        return [replies[w][1] for w in sorted(replies)]
+
+    def whole_trace(self, op, local) -> WholeTrace:
+        """``op``'s history trace with every worker's shard, the same object for the whole
+        epoch (explanations index a trace they read often by its identity)."""
+        key = (op.id, self.flow.epoch)
+        whole = self._whole.get(key)
+        if whole is None:
+            if self._whole and next(iter(self._whole))[1] != self.flow.epoch:
+                self._whole.clear()
+            whole = self._whole[key] = WholeTrace(self, op, local)
+        return whole
 
     def progress(self) -> list:
         """Each child's view: ``[(worker, op id, holds, frontier)]``."""
@@ -767,6 +788,8 @@ def _serve(flow, me: int, workers: int, conn, inherited) -> None:
                 reply = ("synced",)
             elif kind == "progress":
                 reply = ("progress", view_rows(flow))
+            elif kind == "read":  # an explanation at worker 0 reads this shard of a trace
+                reply = ("read", read_shard(flow, *msg[1:]))
             else:  # pragma: no cover - a message this version does not send
                 raise DataflowError(f"worker {me}: unknown message {kind!r}")
         except BaseException as err:  # noqa: BLE001 - reported to worker 0, which raises it
