@@ -334,7 +334,10 @@ class Dataflow:
     def record_run(self, op, t, n_in, n_out, seconds) -> None:
         """Log one operator run at time ``t`` (updates in and out, seconds): the row behind
         :meth:`stats`, the graph's edge counts and the widgets' plots."""
-        self.statistics.running.append((op, t, n_in, n_out, seconds))
+        stats = self.statistics
+        stats.running.append((op, t, n_in, n_out, seconds))
+        if stats.starts is not None:
+            stats.starts.append(perf_counter() - seconds)
         self.work.activations += 1
 
     def history_trace(self, op):

@@ -42,6 +42,12 @@ class Statistics:
         #: one worker, every record worker 0's)
         self.running_workers: list[int] | None = None
         self._workers: dict[int, list[int]] = {}
+        #: with several workers: when each record of :attr:`running` started
+        #: (``perf_counter``, the machine's monotonic clock, the same in every worker's
+        #: process), so a run that waited for another worker shows where it waited;
+        #: ``None``: one worker, not kept
+        self.starts: list[float] | None = None
+        self._starts: dict[int, list[float]] = {}
         self._epochs: OrderedDict[int, list[tuple]] = OrderedDict()
         self._reports: OrderedDict[int, object] = OrderedDict()
         self._retained: OrderedDict[int, dict] = OrderedDict()
@@ -58,6 +64,9 @@ class Statistics:
         if self.running_workers is not None:
             self._workers[epoch] = self.running_workers
             self.running_workers = None
+        if self.starts is not None:
+            self._starts[epoch] = self.starts
+            self.starts = []
         self._reports[epoch] = report
         self._retained[epoch] = retained or {}
         self._inputs[epoch] = inputs or {}
@@ -68,16 +77,18 @@ class Statistics:
             while len(self._epochs) > self.keep_epochs:
                 old, _ = self._epochs.popitem(last=False)
                 self._workers.pop(old, None)
+                self._starts.pop(old, None)
                 self._reports.popitem(last=False)
                 self._retained.popitem(last=False)
 
     def add_workers(self, rows) -> None:
         """The other workers' records of the running epoch, ``(worker, op id, time, in, out,
-        seconds)``, after this worker's own (worker 0)."""
+        seconds, start)``, after this worker's own (worker 0)."""
         ops = self.flow.operators
         workers = [0] * len(self.running)
-        for w, op_id, t, n_in, n_out, secs in rows:
+        for w, op_id, t, n_in, n_out, secs, start in rows:
             self.running.append((ops[op_id], t, n_in, n_out, secs))
+            self.starts.append(start)
             workers.append(w)
         self.running_workers = workers
 
@@ -85,13 +96,18 @@ class Statistics:
         """Forget the running epoch's records (it was rolled back)."""
         self.running = []
         self.running_workers = None
+        if self.starts is not None:
+            self.starts = []
 
     def discard_epoch(self, epoch: int) -> None:
         """Forget everything recorded of ``epoch`` (rolled back, possibly after its records
         were filed)."""
         self.running = []
         self.running_workers = None
-        for store in (self._epochs, self._reports, self._retained, self._inputs, self._workers):
+        if self.starts is not None:
+            self.starts = []
+        for store in (self._epochs, self._reports, self._retained, self._inputs, self._workers,
+                      self._starts):
             store.pop(epoch, None)
 
     # -- queries -----------------------------------------------------------------------
@@ -130,10 +146,13 @@ class Statistics:
             records.append((op.label, op.kind, scope.path, scope.describe_time(t), t[0],
                             iteration, n_in, n_out, secs))
         frame = pd.DataFrame(records, columns=STATS_COLUMNS)
-        if getattr(self.flow, "workers", 1) > 1:  # which worker made each run
+        if getattr(self.flow, "workers", 1) > 1:  # which worker made each run, and when
             chosen = list(self._epochs) if epochs is None else list(epochs)
             frame["worker"] = [w for e in chosen for w in self._workers.get(
                 e, [0] * len(self._epochs.get(e, ())))]
+            frame["start_ms"] = [round((s - min(starts)) * 1000, 3) for e in chosen
+                                 for starts in [self._starts.get(e) or [0.0] * len(
+                                     self._epochs.get(e, ()))] for s in starts]
         return frame
 
     def sent(self, epoch: int) -> dict[int, int]:

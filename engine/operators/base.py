@@ -265,7 +265,10 @@ class Operator:
         seconds = perf_counter() - start
         self._released(t, taken)
         flow = self.flow
-        flow.statistics.running.append((self, t, n_in, self._emitted, seconds))
+        stats = flow.statistics
+        stats.running.append((self, t, n_in, self._emitted, seconds))
+        if stats.starts is not None:  # several workers: when it ran, to compare across them
+            stats.starts.append(start)
         flow.work.activations += 1
 
     def _released(self, t: tuple, taken: int) -> None:

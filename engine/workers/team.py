@@ -173,6 +173,8 @@ def configure(flow, workers: int) -> None:
 
     route(flow.operators)
     fuse(flow.operators, workers)
+    stats = flow.statistics  # each run's start from now on (records so far: now)
+    stats.starts = [perf_counter()] * len(stats.running)
     for op in flow.operators:
         if op.host is op:
             op.local = {}
@@ -562,7 +564,7 @@ class WorkerTeam:
 
     def gather_commit(self, epoch: int):
         """The children's operator-run records of the epoch ``[(worker, op id, time, in,
-        out, seconds)]`` and retained updates per operator id."""
+        out, seconds, start)]`` and retained updates per operator id."""
         rows, retained = [], {}
         for w, (_, runs, kept, work) in sorted(self._ask_all(("commit", epoch)).items()):
             rows.extend((w,) + r for r in runs)
@@ -745,8 +747,8 @@ class _Child:
     def commit(self) -> tuple:
         flow = self.flow
         stats = flow.statistics
-        runs = [(op.id, t, n_in, n_out, secs) for op, t, n_in, n_out, secs
-                in stats.running if op.kind != "input"]
+        runs = [(op.id, t, n_in, n_out, secs, start) for (op, t, n_in, n_out, secs), start
+                in zip(stats.running, stats.starts) if op.kind != "input"]
         stats.discard()
         kept = {op.id: n for op in flow.operators
                 if (n := sum(len(tr) for tr in op.traces()))}

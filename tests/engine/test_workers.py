@@ -204,6 +204,36 @@ def test_the_graph_names_each_exchange_and_counts_every_worker(flows):
     assert any(per[1] > 0 for per in es["by_worker"])   # worker 1 did some of the work
 
 
+@pytest.mark.parametrize("workers", [2, 3])
+def test_a_min_waits_for_every_other_workers_join_at_its_time(workers, flows):
+    """The protocol's safety in a real run: the loop's ``min`` on one worker takes iteration
+    ``i`` only after every run at ``i`` of the other workers' ``join`` (whose output may
+    still come to it) has ended; read from the runs' start times (``stats()["start_ms"]``,
+    one clock for all processes)."""
+    flow = ddlab.Dataflow(workers=workers)
+    flows.append(flow)
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges, prioritized=False).view()
+    path = [(i, i + 1) for i in range(120)]
+    edges.insert(path)
+    flow.step()
+    edges.remove([(60, 61)])
+    flow.step()
+    assert labels.to_dict() == {(n, 0 if n <= 60 else 61): 1 for n in range(121)}
+    runs = flow.stats(1)
+    loop = runs[runs["scope"] == "root/cc"]
+    joins = loop[loop["kind"] == "join"].assign(end=lambda f: f["start_ms"] + f["seconds"] * 1000)
+    mins = loop[loop["kind"] == "reduce"]
+    assert set(mins["worker"]) == set(range(workers))
+    checked = 0
+    for (w, t), m in mins.groupby(["worker", "time"]):
+        others = joins[(joins["time"] == t) & (joins["worker"] != w)]
+        if len(others):
+            assert m["start_ms"].min() >= others["end"].max() - 0.002, (w, t)
+            checked += 1
+    assert checked >= 50
+
+
 def test_workers_are_chosen_by_argument_or_environment(monkeypatch, flows):
     monkeypatch.setenv("DDLAB_WORKERS", "3")
     assert ddlab.Dataflow().workers == 3
