@@ -23,7 +23,8 @@ from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
 from .work import Work
-from .workers import WorkerTeam, edge_exchange, resolve_workers, view_rows
+from .workers import (WorkerTeam, edge_exchange, hold_interrupts, release_interrupts, resolve_workers,
+                      view_rows)
 
 
 @dataclass
@@ -242,9 +243,14 @@ class Dataflow:
     def _step(self) -> StepReport:
         self._place()
         epoch = self.epoch
-        team = self._team
+        team, held = self._team, None
         if team is None and self.workers > 1:
-            team = self._team = WorkerTeam(self, self.workers, epoch)
+            held = hold_interrupts()  # (a Ctrl-C meanwhile is raised where the epoch rolls back)
+            try:
+                team = self._team = WorkerTeam(self, self.workers, epoch)
+            except BaseException:
+                release_interrupts(held)
+                raise
         elif team is not None:
             team.check_alive()
         snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
@@ -255,6 +261,7 @@ class Dataflow:
         start = perf_counter()
         guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
         try:
+            release_interrupts(held)
             for inp in self._inputs.values():
                 inp.op.hold_epoch(epoch)  # (again after a re-sort, which restarts the counts)
             for inp in self._inputs.values():

@@ -5,6 +5,7 @@ notebook's own); records move to the worker owning their key at every arrangemen
 (:mod:`.exchange`, :mod:`.partition`) and the workers agree on progress by announcing the
 changes of their occurrence counts (:mod:`.team`)."""
 from .exchange import edge_exchange
-from .team import WorkerTeam, resolve_workers, view_rows
+from .team import WorkerTeam, hold_interrupts, release_interrupts, resolve_workers, view_rows
 
-__all__ = ["WorkerTeam", "edge_exchange", "resolve_workers", "view_rows"]
+__all__ = ["WorkerTeam", "edge_exchange", "hold_interrupts", "release_interrupts", "resolve_workers",
+           "view_rows"]

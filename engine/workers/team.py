@@ -98,6 +98,8 @@ class Replica:
         self.ops = flow.operators
         self.exchanges = Exchanges(flow, me, workers)
         self.snapshots = None
+        #: the epoch :meth:`begin` was last called for (its snapshots are that epoch's)
+        self.begun: int | None = None
         self.synced = len(flow.interner)
 
     def outbox(self) -> list:
@@ -123,6 +125,7 @@ class Replica:
         """Snapshots for a rollback, and the inputs' epoch closed (worker 0's carry data)."""
         flow = self.flow
         self.snapshots = [(op, op.snapshot(), op.carried) for op in self.ops]
+        self.begun = epoch
         flow.statistics.discard()
         for inp in flow.inputs.values():
             inp.op.hold_epoch(epoch)
@@ -138,8 +141,12 @@ class Replica:
             op.tracker.apply(op.index, (epoch,), self.workers)
 
     def roll_back(self, epoch: int) -> None:
-        """(Workers 1..N-1) back to the snapshots taken at :meth:`begin`."""
+        """(Workers 1..N-1) back to the snapshots taken at :meth:`begin`, or, if the epoch
+        was stopped before this worker began it, to the state it is in (the snapshots of the
+        epoch before would undo that epoch here)."""
         flow = self.flow
+        if self.begun != epoch:
+            self.snapshots = [(op, op.snapshot(), op.carried) for op in self.ops]
         flow.root.clear()
         for op, state, carried in self.snapshots or ():
             op.clear_queues()
@@ -323,6 +330,20 @@ def _no_interrupts():
             signal.pthread_sigmask(signal.SIG_SETMASK, old)
     else:  # pragma: no cover - platforms without fork do not get here
         yield
+
+
+def hold_interrupts():
+    """Make Ctrl-C wait (until :func:`release_interrupts` with what this returns): while the
+    workers start, an interrupt would leave a team half made, which no rollback can undo."""
+    if hasattr(signal, "pthread_sigmask"):
+        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    return None  # pragma: no cover - platforms without fork do not start workers
+
+
+def release_interrupts(held) -> None:
+    """Let Ctrl-C through again; one that came meanwhile is raised now."""
+    if held is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def _error_payload(me: int, err: BaseException):
