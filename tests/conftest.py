@@ -22,12 +22,13 @@ settings.load_profile(os.environ.get("DDLAB_HYPOTHESIS_PROFILE", "default"))
 
 # The local Spark JVM's class archive (sources/jvm_archive.py): a session that will run Spark
 # tests records one (Spark's start and a small job: 39 s) in the foreground before its first
-# test (pytest_collection_finish), and every JVM the suite starts (each notebook's, each README
+# test (pytest_runtest_setup), and every JVM the suite starts (each notebook's, each README
 # snippet's, each subprocess's) maps it: Spark's start and CollegeMsg's load measured 18.0 s
 # without it and 12.4 s with it.  Until then, and in a session without Spark tests,
 # nothing is mapped or built; DDLAB_JVM_ARCHIVE set by the caller is left as it is.
 _ARCHIVE_CHOSEN = "DDLAB_JVM_ARCHIVE" in os.environ
 _ARCHIVE_DIR = pytest.StashKey[str]()
+_ARCHIVE_TRIED = pytest.StashKey[bool]()
 os.environ.setdefault("DDLAB_JVM_ARCHIVE", "0")
 
 
@@ -43,13 +44,20 @@ _NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 keep_nbmake_runs()
 
 
-def pytest_collection_finish(session):
-    """Record the JVM's class archive before the first Spark test (see above), in a folder of
-    this session's own, removed at its end (an archive is named after pyspark's folder, so a
-    fresh venv's would otherwise leave 150 MB in the cache at every run)."""
-    if _ARCHIVE_CHOSEN or "DDLAB_JVM_ARCHIVE_DIR" in os.environ \
-            or not any(item.get_closest_marker("spark") for item in session.items):
+def pytest_runtest_setup(item):
+    """Before a test process's first Spark test: the JVM archive (below)."""
+    if item.get_closest_marker("spark") is not None:
+        _record_jvm_archive(item.session)
+
+
+def _record_jvm_archive(session):
+    """Record the JVM's class archive before the first Spark test of this process (see above;
+    with several test processes, the one that runs the Spark tests), in a folder of this
+    process's own, removed at its end (an archive is named after pyspark's folder, so a fresh
+    venv's would otherwise leave 150 MB in the cache at every run)."""
+    if _ARCHIVE_CHOSEN or "DDLAB_JVM_ARCHIVE_DIR" in os.environ or _ARCHIVE_TRIED in session.stash:
         return
+    session.stash[_ARCHIVE_TRIED] = True
     from ddlab.sources import spark_status
 
     ok, _ = spark_status()
@@ -113,9 +121,10 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.spark)
         if "spark" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.spark)
-    # The browser tests last: pytest-playwright's session-scoped sync API keeps an asyncio loop
-    # running in the main thread until the session ends, and tests after it would then see a
-    # kernel-like running loop (the explorer defers its references; asyncio.run refuses).
+    # The browser tests last (in their process, see _groups): pytest-playwright's
+    # session-scoped sync API keeps an asyncio loop running in the main thread until the
+    # session ends, and tests after it would then see a kernel-like running loop (the explorer
+    # defers its references; asyncio.run refuses).
     if readers:
         moved = {id(item) for group in readers.values() for item in group}
         ordered = []
@@ -128,6 +137,33 @@ def pytest_collection_modifyitems(config, items):
         ordered.extend(item for group in readers.values() for item in group)   # notebook not selected
         items[:] = ordered
     items.sort(key=lambda item: _UI in Path(str(item.path)).parents)
+    _groups(items)
+
+
+def _groups(items):
+    """With several test processes (pytest-xdist's ``-n auto`` in pyproject, ``--dist
+    loadgroup``): the tests that start a JVM or run a notebook go together to one process, in
+    the order above (a notebook's readers right after it; one Spark session, one JVM archive),
+    first, since together they take longest; the browser tests together, last, so nothing
+    runs after them in their process.  Everything else is spread over the processes."""
+    browser, heavy, rest = [], [], []
+    for item in items:
+        if _UI in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.xdist_group("browser"))
+            browser.append(item)
+        elif item.get_closest_marker("spark") or item.get_closest_marker("notebooks"):
+            item.add_marker(pytest.mark.xdist_group("spark_and_notebooks"))
+            heavy.append(item)
+        else:
+            rest.append(item)
+    items[:] = heavy + rest + browser
+
+
+def pytest_xdist_auto_num_workers(config):
+    """``-n auto``: a test process per core, at most four (the Spark and notebook tests and the
+    browser tests run in one process each; more processes would only hold memory)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(4, cores or 1))
 
 
 @pytest.fixture(scope="session")
