@@ -64,6 +64,8 @@ class LatencyPlot:
         time_fig.legend.location = "top_right"
         time_fig.legend.label_text_font_size = "8pt"
         time_fig.legend.background_fill_alpha = 0.5
+        if busy:   # inside, four or more entries would hide the latest moves' lines
+            self._legend_above(time_fig)
         time_fig.add_tools(HoverTool(tooltips=[("epoch", "@epoch"), ("position", "@position"),
                                                ("engine", "@engine_ms{0.0} ms"),
                                                ("end to end", "@total_ms{0.0} ms")]
@@ -87,6 +89,18 @@ class LatencyPlot:
         self.layout = column(time_fig, state_fig)
         self.widget = BatchedBokehModel(self.layout)
         self.widget.add_class("ddlab-latency")
+
+    @staticmethod
+    def _legend_above(fig, per_row: int = 3) -> None:
+        """Move ``fig``'s legend above the plot, ``per_row`` entries a row, the figure taller
+        by its rows so the plot keeps its height."""
+        legend = fig.legend[0]
+        rows = -(-len(legend.items) // per_row)
+        fig.center = [r for r in fig.center if r is not legend]
+        legend.update(orientation="horizontal", nrows=rows, location="top_left",
+                      glyph_height=12, label_height=12, padding=2, spacing=10, margin=2)
+        fig.add_layout(legend, "above")
+        fig.height += 16 * rows
 
     def row(self, flow, epoch: int, position: int, total_s: float,
             split: WorkerSplit | None = None) -> dict:
