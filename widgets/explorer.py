@@ -46,6 +46,7 @@ from .results import ResultsPanel  # noqa: E402
 from .snapshot import snapshot_html  # noqa: E402
 from .status import StatusLine  # noqa: E402
 from .why_panel import WhyPanel  # noqa: E402
+from .worker_split import worker_split  # noqa: E402
 
 __all__ = ["Explorer", "explore", "explore_graph"]
 
@@ -113,8 +114,10 @@ class Explorer:
                              loop=lambda: self.loop)
                     if isinstance(comps, Collection) else None)
         self.iterations = IterationPlot(self.loop, history=o.history)
-        self.lattice = LatticePlot(self.loop, epochs=o.lattice_epochs, cells=o.lattice_cells)
-        self.latency = LatencyPlot(epochs=o.latency_epochs)
+        workers = self.flow.workers
+        self.lattice = LatticePlot(self.loop, epochs=o.lattice_epochs, cells=o.lattice_cells,
+                                   workers=workers)
+        self.latency = LatencyPlot(epochs=o.latency_epochs, workers=workers)
         choices = self.loops or ([self.loop] if self.loop else [])
         self.loop_select = w.Dropdown(options=choices,
                                       value=self.loop if self.loop in choices else None,
@@ -128,8 +131,9 @@ class Explorer:
                         "iterations_history": self.iterations.past,
                         "references": self.iterations.references,
                         "lattice": self.lattice.source, "latency": self.latency.source}
+        on = f"; {workers} workers" if workers > 1 else ""
         title = w.HTML(f"<b>ddlab explorer</b> <span style='color:#777'>{self.feed.steps:,} "
-                       f"window positions; loop {html.escape(self.loop or 'none')}</span>")
+                       f"window positions; loop {html.escape(self.loop or 'none')}{on}</span>")
         top = w.Layout(align_items="flex-start", flex_flow="row wrap")
         self.widget = w.VBox([title, self.controls.box, self.status_line.widget,
                               w.HBox([w.VBox([self.results.widget] + ([self.why.widget]
@@ -364,9 +368,10 @@ class Explorer:
         with batched(self.iterations.widget, self.lattice.widget, self.latency.widget):
             work = self.iterations.update(flow, epoch, pos, span)
             self._draw_references()
-            self.lattice.update(flow, epoch)
+            split = worker_split(flow, epoch)   # None with one worker
+            self.lattice.update(flow, epoch, split)
             total_s = time.perf_counter() - start
-            self.latency.update(flow, epoch, pos, total_s)
+            self.latency.update(flow, epoch, pos, total_s, split)
         self._recent.append((epoch, pos))
         if len(self._recent) > 2 * max(self.iterations.history, self.lattice.epochs):
             del self._recent[:len(self._recent) // 2]
@@ -474,13 +479,15 @@ def explore(feed, collections, *, program: ComponentCollections | None = None,
 
 def explore_graph(batches, algorithm: str = "scc", *, labels="auto", name: str = "edges",
                   stats_epochs: int = 200, label_name: str = "label",
-                  no_labels: str = "this data has no labels", **options) -> Explorer:
+                  no_labels: str = "this data has no labels", workers: int | None = None,
+                  **options) -> Explorer:
     """Everything in one call: a new flow with an input fed by ``batches`` (window batches
     from :func:`~ddlab.sources.window_batches`), the SCC or CC program with the components
     panel, and the explorer (its ``flow``, ``feed`` and ``program`` are attributes).  The
     flow keeps the statistics of the last ``stats_epochs`` epochs (the plots need the last
-    few), so a long session's memory stays flat.  ``options``: :class:`ExplorerOptions`
-    fields.
+    few), so a long session's memory stays flat; it runs on ``workers`` processes (default:
+    ``DDLAB_WORKERS``, else one; ``ex.flow.close()`` stops them).  ``options``:
+    :class:`ExplorerOptions` fields.
 
     >>> from ddlab.sources import load_dataset, window_batches        # doctest: +SKIP
     >>> ex = explore_graph(window_batches(load_dataset("collegemsg"), "7d", "1h"))  # doctest: +SKIP
@@ -488,7 +495,7 @@ def explore_graph(batches, algorithm: str = "scc", *, labels="auto", name: str =
     import ddlab
     from ddlab.sources import WindowFeed
 
-    flow = ddlab.Dataflow(f"explore {algorithm}", stats_epochs=stats_epochs)
+    flow = ddlab.Dataflow(f"explore {algorithm}", stats_epochs=stats_epochs, workers=workers)
     edges = flow.input(name, columns=list(batches.columns))
     program = component_collections(edges, algorithm, labels=labels, label_name=label_name,
                                     no_labels=no_labels)

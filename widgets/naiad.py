@@ -136,13 +136,16 @@ def _spec(data: str) -> DemoData:
 
 
 def demo(data: str | DemoData = "collegemsg", *, position: int | None = None,
-         cache: bool = True, progress: bool = True, **options) -> Explorer:
+         cache: bool = True, progress: bool = True, workers: int | None = None,
+         **options) -> Explorer:
     """The sliding-window SCC explorer on ``data`` (``"collegemsg"``, ``"travian"``,
     ``"twitter24h"``: see :data:`DEMO_DATA`), its first screen one step after ``position - 1``
     (default: the dataset's), the reference lines of that window computed (in a kernel: as
     soon as the cell is done, when the window settles, so the explorer shows first).
 
-    ``cache=False`` windows on Spark even if the batches were stored before; ``options``:
+    ``cache=False`` windows on Spark even if the batches were stored before; ``workers``:
+    the flow's processes (default ``DDLAB_WORKERS``, else one; with more, the lattice hover
+    and the latency plot show each worker's share); ``options``:
     :class:`~ddlab.widgets.ExplorerOptions` fields (``interval_ms``, ``settle_ms``, ...).
 
     >>> ex = demo()                      # in a notebook cell: the explorer appears  # doctest: +SKIP
@@ -160,7 +163,7 @@ def demo(data: str | DemoData = "collegemsg", *, position: int | None = None,
         from .explorer import explore_graph
 
         ex = explore_graph(batches, "scc", label_name=spec.label_name,
-                           no_labels=spec.no_labels, **opts)
+                           no_labels=spec.no_labels, workers=workers, **opts)
         row.phase("moving one step")
         ex.move_to(first)
         if running_loop() is None:   # in a kernel the window settles once the cell is done
