@@ -402,10 +402,11 @@ class Dataflow:
         """
         return self.statistics.epoch_log(last)
 
-    def lattice(self, loop: str, epochs=None, *, by_operator: bool = False) -> pd.DataFrame:
+    def lattice(self, loop: str, epochs=None, *, by_operator: bool = False,
+                by_worker: bool = False) -> pd.DataFrame:
         """Updates emitted inside ``loop`` (a scope path such as ``"root/scc"``, see
         :meth:`graph`) per epoch and iteration: the lattice trace (Naiad report, Figures
-        14-15); columns ``epoch, iteration[, operator], updates``.
+        14-15); columns ``epoch, iteration[, operator][, worker], updates``.
 
         >>> from ddlab.algorithms import connected_components
         >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
@@ -416,7 +417,17 @@ class Dataflow:
         >>> list(cells.columns), cells.groupby("epoch")["iteration"].max().to_dict()
         (['epoch', 'iteration', 'updates'], {0: 2, 1: 3})
         """
-        return self.statistics.lattice(loop, epochs, by_operator=by_operator)
+        return self.statistics.lattice(loop, epochs, by_operator=by_operator, by_worker=by_worker)
+
+    def busy_seconds(self, epoch: int | None = None) -> list[float]:
+        """Seconds each worker spent running operators in ``epoch`` (default: the last
+        completed one); the rest of the step it waited for the others or for messages.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); _ = xs.distinct().view()
+        >>> xs.insert([1, 2]); _ = flow.step(); len(flow.busy_seconds())
+        1
+        """
+        return self.statistics.busy_seconds(self.epoch - 1 if epoch is None else epoch, self.workers)
 
     def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch`` (what its feedback

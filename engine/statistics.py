@@ -148,8 +148,7 @@ class Statistics:
         frame = pd.DataFrame(records, columns=STATS_COLUMNS)
         if getattr(self.flow, "workers", 1) > 1:  # which worker made each run, and when
             chosen = list(self._epochs) if epochs is None else list(epochs)
-            frame["worker"] = [w for e in chosen for w in self._workers.get(
-                e, [0] * len(self._epochs.get(e, ())))]
+            frame["worker"] = self.workers_of(chosen)
             frame["start_ms"] = [round((s - min(starts)) * 1000, 3) for e in chosen
                                  for starts in [self._starts.get(e) or [0.0] * len(
                                      self._epochs.get(e, ()))] for s in starts]
@@ -165,7 +164,7 @@ class Statistics:
     def sent_by_worker(self, epoch: int, workers: int) -> dict[int, list[int]]:
         """:meth:`sent` per worker: ``{op id: [updates worker 0 emitted, worker 1, ...]}``."""
         runs = self._epochs.get(epoch, ())
-        made_by = self._workers.get(epoch) or [0] * len(runs)
+        made_by = self.workers_of([epoch])
         out: dict[int, list[int]] = {}
         for (op, _, _, n_out, _), w in zip(runs, made_by):
             counts = out.get(op.id)
@@ -184,27 +183,33 @@ class Statistics:
                               r.updates_processed, r.retained_updates) for r in reports],
                             columns=EPOCH_COLUMNS)
 
-    def lattice(self, loop: str, epochs=None, *, by_operator: bool = False) -> pd.DataFrame:
+    def lattice(self, loop: str, epochs=None, *, by_operator: bool = False,
+                by_worker: bool = False) -> pd.DataFrame:
         """Updates emitted inside the loop whose scope path is ``loop`` (and in loops nested
         in it) per ``(epoch, iteration)`` of that loop's own coordinate: the lattice trace of
         the Naiad report's Figures 14-15.  Columns ``epoch, iteration, updates`` (plus
         ``operator`` with ``by_operator``), sorted; a prioritized loop's iteration is the
         iteration part of its ``(priority, iteration)`` coordinate."""
-        cells = self.lattice_cells(loop, epochs, by_operator=by_operator)
-        columns = ["epoch", "iteration"] + (["operator"] if by_operator else []) + ["updates"]
+        cells = self.lattice_cells(loop, epochs, by_operator=by_operator, by_worker=by_worker)
+        columns = (["epoch", "iteration"] + (["operator"] if by_operator else [])
+                   + (["worker"] if by_worker else []) + ["updates"])
         # sorted here, not with DataFrame.sort_values: the explorer asks for one epoch's few
         # cells on every move, where pandas' sort cost 1.6 ms (a fifth of the move's widgets)
         return pd.DataFrame([k + (v,) for k, v in sorted(cells.items())], columns=columns)
 
-    def lattice_cells(self, loop: str, epochs=None, *, by_operator: bool = False) -> dict:
-        """:meth:`lattice` as a dict ``{(epoch, iteration[, operator]): updates}`` (unsorted):
-        what a live plot reads on every move without building a DataFrame."""
+    def lattice_cells(self, loop: str, epochs=None, *, by_operator: bool = False,
+                      by_worker: bool = False) -> dict:
+        """:meth:`lattice` as a dict ``{(epoch, iteration[, operator][, worker]): updates}``
+        (unsorted): what a live plot reads on every move without building a DataFrame;
+        ``by_worker`` splits each cell by the worker that emitted its updates."""
         depth = loop.count("/")  # "root/cc" -> the loop's coordinate is time[1]
         prefix = loop + "/"
         cells: dict[tuple, int] = {}
         kind = None
         inside: dict = {}   # scope -> whether it is the loop or nested in it
-        for op, t, _, n_out, _ in self.runs(epochs):
+        runs = self.runs(epochs)
+        made_by = self.workers_of(epochs) if by_worker else ()
+        for i, (op, t, _, n_out, _) in enumerate(runs):
             scope = op.scope
             hit = inside.get(scope)
             if hit is None:
@@ -216,8 +221,23 @@ class Statistics:
             key = (t[0], iteration_of(t[depth], kind))
             if by_operator:
                 key += (op.label,)
+            if by_worker:
+                key += (made_by[i],)
             cells[key] = cells.get(key, 0) + n_out
         return cells
+
+    def workers_of(self, epochs=None) -> list[int]:
+        """The worker of each record of :meth:`runs` (all 0 with one worker)."""
+        chosen = list(self._epochs) if epochs is None else list(epochs)
+        return [w for e in chosen for w in self._workers.get(e, [0] * len(self._epochs.get(e, ())))]
+
+    def busy_seconds(self, epoch: int, workers: int) -> list[float]:
+        """Seconds each worker spent running operators in ``epoch`` (the rest of the epoch's
+        time it waited or exchanged messages)."""
+        busy = [0.0] * workers
+        for (_, _, _, _, secs), w in zip(self._epochs.get(epoch, ()), self.workers_of([epoch])):
+            busy[w] += secs
+        return busy
 
     def loop_differences(self, epoch: int, loop: str, with_empty: bool = True) -> pd.DataFrame:
         """Records in difference per iteration of ``loop`` in ``epoch``: what its feedback

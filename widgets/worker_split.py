@@ -3,9 +3,9 @@ several workers (``Dataflow(workers=N)``): the updates each worker emitted per i
 loop (the lattice grid's hover) and the seconds each was busy running operators (the latency
 plot), so a user sees how evenly the keys split the work and how much of a move was waiting.
 
-Data: ``flow.stats(epoch)``, whose ``worker`` column names the worker of each operator run;
-read once per move and shared by both plots, and only with several workers (with one, the
-explorer reads nothing more than before).
+Data: the engine's run records by worker (``flow.lattice(..., by_worker=True)``'s cells and
+``flow.busy_seconds``), read only with several workers (with one, the explorer reads nothing
+more than before).
 """
 from __future__ import annotations
 
@@ -17,39 +17,21 @@ class WorkerSplit:
     ``w``'s runs) and :meth:`loop_updates`."""
 
     def __init__(self, flow, epoch: int):
-        self.workers = flow.workers
-        self.epoch = epoch
-        st = flow.stats(epoch)
-        # plain lists: a move's few hundred runs are summed faster in Python than grouped
-        # by pandas
-        self._runs = list(zip(st["scope"].tolist(), st["time"].tolist(), st["out"].tolist(),
-                              st["worker"].tolist()))
-        busy = [0.0] * self.workers
-        for w, secs in zip(st["worker"].tolist(), st["seconds"].tolist()):
-            busy[w] += secs
-        self.busy_seconds = busy
+        self.flow, self.workers, self.epoch = flow, flow.workers, epoch
+        self.busy_seconds = flow.busy_seconds(epoch)
 
     def loop_updates(self, loop: str) -> dict[int, list[int]]:
         """``{iteration: [updates emitted by worker 0, 1, ...]}`` inside ``loop`` (a scope
         path) and the loops nested in it, by the loop's own coordinate: the lattice grid's
         cells of this epoch, split by worker (a prioritized loop's iteration is the second
         part of its ``(priority, iteration)`` coordinate)."""
-        depth = loop.count("/")   # "root/scc" -> the loop's coordinate is time[1]
-        prefix = loop + "/"
-        inside: dict[str, bool] = {}
         cells: dict[int, list[int]] = {}
-        for scope, t, out, w in self._runs:
-            hit = inside.get(scope)
-            if hit is None:
-                hit = inside[scope] = scope == loop or scope.startswith(prefix)
-            if not hit:
-                continue
-            c = t[depth]
-            it = int(c[1] if isinstance(c, tuple) else c)
+        for (_, it, w), n in self.flow.statistics.lattice_cells(loop, [self.epoch],
+                                                                by_worker=True).items():
             per = cells.get(it)
             if per is None:
                 per = cells[it] = [0] * self.workers
-            per[w] += int(out)
+            per[w] += int(n)
         return cells
 
 
