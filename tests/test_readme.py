@@ -104,6 +104,9 @@ def test_ipython_snippet_runs_cell_by_cell():
 
     config = Config()
     config.HistoryAccessor.enabled = False
+    # the process's one shell: another test's (tests/kernel_ext) when it made one first, which
+    # must keep ddlab loaded after this test
+    ours = not InteractiveShell.initialized()
     shell = InteractiveShell.instance(config=config)
     try:
         for cell in _blocks("ipython")[0].strip().split("\n\n"):
@@ -114,8 +117,9 @@ def test_ipython_snippet_runs_cell_by_cell():
         assert scc.flow.epoch == 7  # the first result, five steps forward, one back
         assert type(explorer).__name__ == "Explorer" and explorer.position == 4
     finally:
-        shell.run_line_magic("unload_ext", "ddlab")
-        InteractiveShell.clear_instance()
+        if ours:
+            shell.run_line_magic("unload_ext", "ddlab")
+            InteractiveShell.clear_instance()
 
 
 def test_two_setup_commands():

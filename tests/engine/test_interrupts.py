@@ -168,7 +168,10 @@ def _interrupt_each_epoch(injector, batches, counts, firsts, spread, workers, fl
         assert expected <= fired_at
     else:  # worker 0's order of runs depends on when messages come: call k is not the same point
         assert len(expected & fired_at) >= len(expected) // 2, fired_at
-    assert outcomes["rolled back"] > 2 * spread and outcomes["committed"] >= 1, outcomes
+    assert outcomes["rolled back"] > 2 * spread, outcomes
+    # (on workers the call numbers shift from run to run, so the commit may be missed here:
+    # test_sigint_while_the_epoch_commits_waits_for_the_commit interrupts it on purpose)
+    assert outcomes["committed"] >= 1 or workers > 1, outcomes
 
 
 def test_a_real_sigint_inside_a_user_function_rolls_back():
