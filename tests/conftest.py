@@ -91,6 +91,7 @@ def notebook_uses_spark(path: Path) -> bool:
     return bool(_SPARK_CALLS.search(code))
 
 
+@pytest.hookimpl(tryfirst=True)   # before xdist's, which reads the groups given here (_groups)
 def pytest_collection_modifyitems(config, items):
     """Markers from what a test needs: ``notebooks`` for every notebook nbmake runs (and
     ``spark`` when it calls Spark), the same for a test that reads an executed notebook,
@@ -142,21 +143,51 @@ def pytest_collection_modifyitems(config, items):
 
 def _groups(items):
     """With several test processes (pytest-xdist's ``-n auto`` in pyproject, ``--dist
-    loadgroup``): the tests that start a JVM or run a notebook go together to one process, in
-    the order above (a notebook's readers right after it; one Spark session, one JVM archive),
-    first, since together they take longest; the browser tests together, last, so nothing
-    runs after them in their process.  Everything else is spread over the processes."""
-    browser, heavy, rest = [], [], []
+    loadgroup``, groups taken in this order): the notebooks with the tests that read them go
+    together to one process, in the order above (a notebook's readers right after it, so they
+    read its run); the other Spark tests together to one (one Spark session); these two first,
+    since they take longest; the browser tests together, last, so nothing runs after them in
+    their process.  Everything else is spread over the processes."""
+    groups: dict[str, list] = {"notebooks": [], "spark": [], "rest": [], "browser": []}
     for item in items:
         if _UI in Path(str(item.path)).parents:
-            item.add_marker(pytest.mark.xdist_group("browser"))
-            browser.append(item)
-        elif item.get_closest_marker("spark") or item.get_closest_marker("notebooks"):
-            item.add_marker(pytest.mark.xdist_group("spark_and_notebooks"))
-            heavy.append(item)
+            group = "browser"
+        elif item.get_closest_marker("notebooks"):
+            group = "notebooks"
+        elif item.get_closest_marker("spark"):
+            group = "spark"
         else:
-            rest.append(item)
-    items[:] = heavy + rest + browser
+            groups["rest"].append(item)
+            continue
+        item.add_marker(pytest.mark.xdist_group(group))
+        groups[group].append(item)
+    items[:] = [item for group in groups.values() for item in group]
+
+
+class _GroupSuffix:
+    """pytest-xdist 3.8 puts a test's group into its node id (``path::test@group``), the
+    scheduler's only way to see it, by setting ``item._nodeid``; from pytest 9.2 the node id is
+    ``item._id`` and that assignment changes nothing, so every group is silently split.  Run
+    after xdist's hook, this sets the suffix where it did not stick."""
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config, items):
+        if not config.getvalue("loadgroup"):
+            return
+        try:
+            from _pytest.nodeid import NodeId
+        except ImportError:      # pytest before 9.2: xdist's own suffix works
+            return
+        for item in items:
+            names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                            for m in item.iter_markers("xdist_group")})
+            if names and "@" not in item.nodeid and hasattr(item, "_id"):
+                item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
+def pytest_configure(config):
+    if hasattr(config, "workerinput"):   # an xdist test process: it reports the node ids
+        config.pluginmanager.register(_GroupSuffix(), "ddlab-group-suffix")
 
 
 def pytest_xdist_auto_num_workers(config):

@@ -4,7 +4,7 @@ operator and, when the flow runs on several workers, the updates each worker emi
 (summing to the cell's).
 
 Data: ``flow.lattice(loop, [epoch], by_operator=True)``; per worker, the move's
-:class:`~.worker_split.WorkerSplit` (``flow.stats(epoch)``'s ``worker`` column).  Each move
+:class:`~.worker_split.WorkerSplit` (the same cells ``by_worker``).  Each move
 streams that epoch's cells (one ``stream``), bounded by ``rollover`` cells so memory stays
 flat; the x range follows the last ``epochs`` epochs, so older epochs scroll out.
 """
