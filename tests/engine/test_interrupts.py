@@ -103,11 +103,12 @@ def test_interrupt_at_every_point_rolls_back_or_commits_whole(monkeypatch):
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="workers need os.fork")
-def test_interrupts_on_two_workers_roll_back_every_worker_or_commit_whole(monkeypatch):
-    """The same on two workers, interrupted in worker 0 (the kernel, where Ctrl-C lands) while
-    the other worker is in the middle of the epoch: every worker rolls back, or the commit
-    finishes on every worker; later steps agree with a flow that was never interrupted."""
-    _interrupt_everywhere(monkeypatch, workers=2, spread=25)
+@pytest.mark.parametrize("workers", [2, 3])
+def test_interrupts_on_workers_roll_back_every_worker_or_commit_whole(monkeypatch, workers):
+    """The same on workers, interrupted in worker 0 (the kernel, where Ctrl-C lands) while the
+    others are in the middle of the epoch: every worker rolls back, or the commit finishes on
+    every worker; later steps agree with a flow that was never interrupted."""
+    _interrupt_everywhere(monkeypatch, workers=workers, spread=25)
 
 
 def _interrupt_everywhere(monkeypatch, workers: int = 1, spread: int = 60):

@@ -90,13 +90,15 @@ def test_graph_algorithms_match_networkx_through_inserts_and_removals(workers, f
         assert views["scc"].to_dict() == scc, epoch
 
 
-def test_an_error_on_another_worker_reaches_the_user_and_rolls_back_every_worker(flows):
-    """A user function raising on worker 1 (the owner of the bad key) raises here as itself,
-    the epoch is rolled back on both workers, and the flow goes on as if it never ran."""
+@pytest.mark.parametrize("workers", [2, 3])
+def test_an_error_on_another_worker_reaches_the_user_and_rolls_back_every_worker(workers, flows):
+    """A user function raising on the last worker (the owner of the bad key) raises here as
+    itself, the epoch is rolled back on every worker, and the flow goes on as if it never ran."""
     from ddlab.engine.workers.partition import owners
 
-    bad_key = next(k for k in range(100) if owners([np.array([k])], 1, 2)[0] == 1)
-    flow = ddlab.Dataflow(workers=2)
+    last = workers - 1
+    bad_key = next(k for k in range(100) if owners([np.array([k])], 1, workers)[0] == last)
+    flow = ddlab.Dataflow(workers=workers)
     flows.append(flow)
     xs = flow.input("xs", columns=["k", "v"])
     counts = xs.count().view()
@@ -106,23 +108,25 @@ def test_an_error_on_another_worker_reaches_the_user_and_rolls_back_every_worker
     xs.insert([(k, 0) for k in range(40) if k != bad_key])
     flow.step()
     before = (counts.to_dict(), checked.to_dict(), flow.epoch)
-    xs.insert([(bad_key, 0), (5, 5)])
+    a, b = [k for k in range(40, 60) if k != bad_key][:2]
+    xs.insert([(bad_key, 0), (a, 5)])
     with pytest.raises(OperatorError, match="ZeroDivisionError") as caught:
         flow.step()  # (as with one worker: the user's error, wrapped with where it happened)
-    assert any("worker 1" in note for note in getattr(caught.value, "__notes__", []))
+    assert any(f"worker {last}" in note for note in getattr(caught.value, "__notes__", []))
     assert (counts.to_dict(), checked.to_dict(), flow.epoch) == before
-    xs.insert([(5, 5), (6, 1)])
+    xs.insert([(a, 5), (b, 1)])
     flow.step()
     reference = ddlab.Dataflow()
     ys = reference.input("ys", columns=["k", "v"])
     want = ys.count().view()
-    ys.insert([(k, 0) for k in range(40) if k != bad_key] + [(5, 5), (6, 1)])
+    ys.insert([(k, 0) for k in range(40) if k != bad_key] + [(a, 5), (b, 1)])
     reference.step()
     assert counts.to_dict() == want.to_dict()
 
 
-def test_non_convergence_and_budgets_raise_as_with_one_worker(flows):
-    flow = ddlab.Dataflow(workers=2, max_iterations=30)
+@pytest.mark.parametrize("workers", [2, 3])
+def test_non_convergence_and_budgets_raise_as_with_one_worker(workers, flows):
+    flow = ddlab.Dataflow(workers=workers, max_iterations=30)
     flows.append(flow)
     xs = flow.input("xs")
     xs.iterate(lambda x: x.map(lambda v: v + 1).concat(x).distinct()).view()
@@ -132,7 +136,7 @@ def test_non_convergence_and_budgets_raise_as_with_one_worker(flows):
     assert caught.value.loop == "root/iterate"
     assert flow.epoch == 0
 
-    flow = ddlab.Dataflow(workers=3, max_rows_per_epoch=50)
+    flow = ddlab.Dataflow(workers=workers, max_rows_per_epoch=50)
     flows.append(flow)
     xs = flow.input("xs", columns=["k"])
     ys = flow.input("ys", columns=["k"])
@@ -286,8 +290,9 @@ def test_text_values_and_new_text_made_by_a_user_function(flows):
     assert shouted.to_dict() == {} and flow.epoch == 0
 
 
-def test_an_interrupt_in_a_user_function_rolls_back_every_worker(flows):
-    flow = ddlab.Dataflow(workers=2)
+@pytest.mark.parametrize("workers", [2, 3])
+def test_an_interrupt_in_a_user_function_rolls_back_every_worker(workers, flows):
+    flow = ddlab.Dataflow(workers=workers)
     flows.append(flow)
     xs = flow.input("xs", columns=["k"])
 
