@@ -40,15 +40,21 @@ def run_graph(epochs, preset=None, workers: int = 1):
                      algorithms.connected_components_prioritized(edges).view(),
                      algorithms.strongly_connected_components(edges, prioritized=True).view(),
                      algorithms.strongly_connected_components(edges, prioritized=False).view()]
-            results = []
-            for adds, rems, present in epochs:
-                edges.insert(adds)
-                edges.remove(rems)
-                flow.step()
-                results.append(([v.to_dict() for v in views], present))
-            return results
+            return step_through(flow, edges, views, epochs)
         finally:
             flow.close()
+
+
+def step_through(flow, edges, views, epochs) -> list:
+    """Each of ``epochs`` (``(adds, removals, present)``) applied to ``edges`` and stepped:
+    ``[(the views' dicts, present), ...]``."""
+    results = []
+    for adds, rems, present in epochs:
+        edges.insert(adds)
+        edges.remove(rems)
+        flow.step()
+        results.append(([v.to_dict() for v in views], present))
+    return results
 
 
 def assert_same_and_correct(runs, reference):

@@ -9,7 +9,7 @@ from ddlab import algorithms
 from ddlab.engine import dataflow
 from graph_oracle import cc_oracle, scc_oracle
 
-from .graph_programs import EPOCHS, edge_epochs
+from .graph_programs import EPOCHS, edge_epochs, step_through
 
 
 def _run(epochs, fused: bool):
@@ -28,12 +28,7 @@ def _steps(epochs):
     views = [algorithms.connected_components(edges).view(),
              algorithms.strongly_connected_components(edges).view(),
              edges.join(edges.project(1, 0), select=(1, 2)).count().view()]
-    out = []
-    for adds, rems, present in epochs:
-        edges.insert(adds)
-        edges.remove(rems)
-        flow.step()
-        out.append(([v.to_dict() for v in views], present))
+    out = step_through(flow, edges, views, epochs)
     stats = flow.stats()
     stats = stats.assign(time=stats.time.astype(str))
     records = sorted(zip(stats.operator, stats.time, stats["in"], stats["out"]))
