@@ -253,13 +253,17 @@ class Dataflow:
                 raise
         elif team is not None:
             team.check_alive()
-        snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
-        stats = self.statistics
-        stats.discard()
-        n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
-        changes = {name: list(i.op.pending) for name, i in self._inputs.items() if i.op.pending}
-        start = perf_counter()
-        guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
+        try:
+            snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
+            stats = self.statistics
+            stats.discard()
+            n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
+            changes = {name: list(i.op.pending) for name, i in self._inputs.items() if i.op.pending}
+            start = perf_counter()
+            guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
+        except BaseException:
+            release_interrupts(held)  # (held only while the workers started)
+            raise
         try:
             release_interrupts(held)
             for inp in self._inputs.values():

@@ -149,9 +149,12 @@ class Statistics:
         if getattr(self.flow, "workers", 1) > 1:  # which worker made each run, and when
             chosen = list(self._epochs) if epochs is None else list(epochs)
             frame["worker"] = self.workers_of(chosen)
-            frame["start_ms"] = [round((s - min(starts)) * 1000, 3) for e in chosen
-                                 for starts in [self._starts.get(e) or [0.0] * len(
-                                     self._epochs.get(e, ()))] for s in starts]
+            starts_ms = []   # from each epoch's first run
+            for e in chosen:
+                starts = self._starts.get(e) or [0.0] * len(self._epochs.get(e, ()))
+                first = min(starts, default=0.0)
+                starts_ms += [round((s - first) * 1000, 3) for s in starts]
+            frame["start_ms"] = starts_ms
         return frame
 
     def sent(self, epoch: int) -> dict[int, int]:
