@@ -30,8 +30,10 @@ LONG = int(os.environ.get("DDLAB_FUZZ_LONG_EXAMPLES", "20000"))
 #: the from-scratch evaluation's fixed-point bound; the engine gets far more room
 ORACLE_BOUND, ENGINE_BOUND = 40, 120
 #: CPU seconds one from-scratch evaluation may take before the program counts as slow
-#: (skipped); CPU time, so that a loaded machine does not skip more programs
-ORACLE_SECONDS = float(os.environ.get("DDLAB_FUZZ_ORACLE_SECONDS", "5"))
+#: (skipped); CPU time, so that a loaded machine does not skip more programs.  10, not 5: with
+#: the suite in two test processes, the other one's load made CPU seconds dearer (shared
+#: caches) and 12 of 100 tiny-threshold programs passed 5 s, below the 90% compared
+ORACLE_SECONDS = float(os.environ.get("DDLAB_FUZZ_ORACLE_SECONDS", "10"))
 
 
 def run_program(program, epochs, log=None, workers: int = 1) -> str:
