@@ -54,10 +54,12 @@ class Exchanges:
             targets = []
             for (deliver, port), (reader, _) in zip(op.targets, op.outputs):
                 kind = edge_exchange(op, reader)
-                if kind is not None:
-                    nkey = {GATHER: None, BY_KEY: getattr(reader, "nkey", None),
-                            SPREAD_EDGE: SPREAD}[kind]
-                    deliver = _Exchange(self, reader, port, deliver, nkey)
+                if kind == GATHER:
+                    deliver = _Exchange(self, reader, port, deliver, None)
+                elif kind == BY_KEY:
+                    deliver = _Exchange(self, reader, port, deliver, reader.nkey)
+                elif kind == SPREAD_EDGE:
+                    deliver = _Exchange(self, reader, port, deliver, SPREAD)
                 targets.append((deliver, port))
             op.targets = targets
 
