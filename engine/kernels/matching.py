@@ -22,26 +22,38 @@ from .logics import lexsort_segment, sort_rows, _same
 
 
 @njit(cache=True)
-def _emit(data, i, first, rdepth, dcols, ddiffs, r, nkey, source, t, sign, out, n):
-    """Append the pair (delta row ``r``, batch row ``i``) unless their key columns differ
-    (a key-code collision); returns the new count."""
-    for j in range(nkey):
-        if dcols[j, r] != data[first + j, i]:
-            return n
+def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, t, sign, out, n):
+    """Append the pairs of every range ``ranges[:, k]`` = (delta row, first batch row, end)
+    for ``k < nr``, but those whose key columns differ (a key-code collision); returns the
+    new count.  (All pairs in one call, the loops inside: numba does not inline a helper, and
+    a call per pair, passing its arrays each time, made a match half again as slow; see
+    ``histories._put_rows``.)"""
     ncols = source.shape[1]
     depth = len(t)
-    for c in range(ncols):
-        idx = source[1, c]
-        out[c, n] = dcols[idx, r] if source[0, c] == 0 else data[first + idx, i]
-    tstart = data.shape[0] - 1 - rdepth
-    for j in range(depth):
-        if j < rdepth:
-            v = data[tstart + j, i]
-            out[ncols + j, n] = v if v > t[j] else t[j]
-        else:
-            out[ncols + j, n] = t[j]
-    out[ncols + depth, n] = sign * ddiffs[r] * data[data.shape[0] - 1, i]
-    return n + 1
+    fields = data.shape[0]
+    tstart = fields - 1 - rdepth
+    for k in range(nr):
+        r = ranges[0, k]
+        for i in range(ranges[1, k], ranges[2, k]):
+            same = True
+            for j in range(nkey):
+                if dcols[j, r] != data[first + j, i]:
+                    same = False
+                    break
+            if not same:
+                continue
+            for c in range(ncols):
+                idx = source[1, c]
+                out[c, n] = dcols[idx, r] if source[0, c] == 0 else data[first + idx, i]
+            for j in range(depth):
+                if j < rdepth:
+                    v = data[tstart + j, i]
+                    out[ncols + j, n] = v if v > t[j] else t[j]
+                else:
+                    out[ncols + j, n] = t[j]
+            out[ncols + depth, n] = sign * ddiffs[r] * data[fields - 1, i]
+            n += 1
+    return n
 
 
 @njit(cache=True)
@@ -80,6 +92,9 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
         return n
     if n + total > out.shape[1]:
         return -(n + total)
+    # the matching ranges, then every pair in one call
+    ranges = np.empty((3, nd if is_sorted else total), dtype=np.int64)
+    nr = 0
     if is_sorted:
         a = 0
         start = 0
@@ -89,10 +104,12 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
             while b < nd and dcodes[order[b]] == code:
                 b += 1
             lo, hi = key_range(codes, code, start, m, dense)
-            for s in range(a, b):
-                for i in range(lo, hi):
-                    n = _emit(data, i, first, rdepth, dcols, ddiffs, order[s], nkey, source, t,
-                              sign, out, n)
+            if hi > lo:
+                for s in range(a, b):
+                    ranges[0, nr] = order[s]
+                    ranges[1, nr] = lo
+                    ranges[2, nr] = hi
+                    nr += 1
             start = hi
             a = b
     else:
@@ -100,9 +117,12 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
             lo = lower_bound(sorted_codes, codes[i], 0, nd)
             hi = upper_bound(sorted_codes, codes[i], lo, nd)
             for s in range(lo, hi):
-                n = _emit(data, i, first, rdepth, dcols, ddiffs, order[s], nkey, source, t,
-                          sign, out, n)
-    return n
+                ranges[0, nr] = order[s]
+                ranges[1, nr] = i
+                ranges[2, nr] = i + 1
+                nr += 1
+    return _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, t, sign,
+                       out, n)
 
 
 @njit(cache=True)

@@ -808,3 +808,52 @@ def test_merge_compact_advances_consolidates_and_drops_zeros():
     np.testing.assert_array_equal(got, np.array([
         [3, 7, 9], [5, 1, 0], [2, 2, 2], [1, 0, 4], [1, 2, 1]], dtype=np.int64))
 
+
+
+PAIRS_DATA = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 2),
+                                st.integers(0, 2), st.sampled_from([1, -1, 2])), max_size=40)
+PAIRS_DELTA = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3),
+                                 st.sampled_from([1, -1, 3])), max_size=12)
+
+
+@given(data_rows=PAIRS_DATA, delta_rows=PAIRS_DELTA, is_sorted=st.booleans(),
+       t=st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 1)),
+       rdepth=st.sampled_from([2, 3]), sign=st.sampled_from([1, -1]),
+       delta_is_left=st.booleans())
+def test_match_finds_every_pair_of_equal_keys(data_rows, delta_rows, is_sorted, t, rdepth,
+                                              sign, delta_is_left):
+    """A join's match of a delta against one packed batch equals every (delta row, batch
+    row) pair with equal key columns, by brute force: the record built from both sides, the
+    time ``lub(row time, t)`` (a row with fewer time coordinates padded with ``t``'s) and the
+    diff ``sign * delta diff * row diff``.  Key codes are the key modulo 3, so codes collide
+    between different keys, which must not match."""
+    from ddlab.engine.kernels import matching as M
+
+    key_code = lambda k: k % 3  # noqa: E731
+    rows = sorted(data_rows, key=lambda r: key_code(r[0])) if is_sorted else data_rows
+    # batch rows: key code, key, value, times (rdepth of them), diff
+    data = np.array([[key_code(k), k, v, e, i] + [0] * (rdepth - 2) + [d]
+                     for k, v, e, i, d in rows], dtype=np.int64).reshape(-1, 4 + rdepth).T.copy()
+    dcodes = np.array([key_code(k) for k, _, _ in delta_rows], dtype=np.int64)
+    dcols = np.array([[k, v] for k, v, _ in delta_rows], dtype=np.int64).reshape(-1, 2).T.copy()
+    ddiffs = np.array([d for _, _, d in delta_rows], dtype=np.int64)
+    order = M.key_order(dcodes)
+    source = M.column_sources(1, 2, 2, delta_is_left, None)
+    tarr = np.array(t, dtype=np.int64)
+    out = np.empty((source.shape[1] + 3 + 1, 1), dtype=np.int64)
+    n = M.match(data, data.shape[1], is_sorted, 1, rdepth, dcodes, order, dcols, ddiffs, 1,
+                source, tarr, sign, out, 0)
+    if n < 0:  # too small: grown as the join grows it, and called again
+        out = np.empty((out.shape[0], -n), dtype=np.int64)
+        n = M.match(data, data.shape[1], is_sorted, 1, rdepth, dcodes, order, dcols, ddiffs,
+                    1, source, tarr, sign, out, 0)
+    got = Counter(tuple(int(x) for x in out[:, j]) for j in range(n))
+    want = Counter()
+    for dk, dv, dd in delta_rows:
+        for k, v, e, i, d in rows:
+            if k != dk:
+                continue
+            record = (dk, dv, v) if delta_is_left else (k, v, dv)
+            time = tuple(max(a, b) for a, b in zip((e, i, 0)[:rdepth], t)) + t[rdepth:]
+            want[record + time + (sign * dd * d,)] += 1
+    assert got == want
