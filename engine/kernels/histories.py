@@ -172,18 +172,34 @@ def scan_sorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
     los = np.empty(k, dtype=np.int64)
     his = np.empty(k, dtype=np.int64)
     total = 0
-    start = 0
-    dense = k * k >= m
-    for g in range(k):
-        lo, hi = key_range(codes, keys[g], start, m, dense)
-        los[g] = lo
-        his[g] = hi
-        total += hi - lo
-        start = hi
+    if k >= m:
+        # more queries than rows (a from-scratch run's chunk of keys against a small batch):
+        # one merge of the two sorted sequences, not a search per query
+        i = 0
+        for g in range(k):
+            key = keys[g]
+            while i < m and codes[i] < key:
+                i += 1
+            los[g] = i
+            while i < m and codes[i] == key:
+                i += 1
+            his[g] = i
+            total += i - los[g]
+    else:
+        start = 0
+        dense = k * k >= m
+        for g in range(k):
+            lo, hi = key_range(codes, keys[g], start, m, dense)
+            los[g] = lo
+            his[g] = hi
+            total += hi - lo
+            start = hi
     if n + total > rows.shape[1] or nl + total > later.shape[1]:
         return -(n + total), -(nl + total), 0
     for g in range(k):
-        n, nl = _put_rows(data, los[g], his[g], g, t, first, arity, rdepth, rows, n, later, nl)
+        if his[g] > los[g]:
+            n, nl = _put_rows(data, los[g], his[g], g, t, first, arity, rdepth, rows, n,
+                              later, nl)
     return n, nl, total
 
 

@@ -212,8 +212,15 @@ def consolidate_by_key(rows, n, nkeys, arity):
     out_starts = np.zeros(nkeys + 1, dtype=np.int64)
     m = 0
     for g in range(nkeys):
-        m = _consolidate_segment(cols, diffs, starts[g], starts[g + 1], idx, tmp, out_cols,
-                                 out_w, m)
+        lo, hi = starts[g], starts[g + 1]
+        if hi - lo == 1:  # (most keys of a large run: no call, nothing to sort)
+            if diffs[lo] != 0:
+                for f in range(arity):
+                    out_cols[f, m] = cols[f, lo]
+                out_w[m] = diffs[lo]
+                m += 1
+        elif hi > lo:
+            m = _consolidate_segment(cols, diffs, lo, hi, idx, tmp, out_cols, out_w, m)
         out_starts[g + 1] = m
     return out_cols[:, :m], out_w[:m], out_starts
 
@@ -330,7 +337,10 @@ def evaluate_by_key(logic, kn, key_is_code, rows, n, nkeys, arity):
                     m += 1
                 done = True
             elif (logic == MIN or logic == MAX) and arity == 2:
-                pick = _extreme_fast(logic, cols, diffs, lo, hi)
+                if hi - lo == 1:  # (most keys of a large run: no call)
+                    pick = lo if diffs[lo] > 0 else -1
+                else:
+                    pick = _extreme_fast(logic, cols, diffs, lo, hi)
                 if pick != -2:
                     if pick >= 0:
                         out_cols[0, m] = cols[0, pick]

@@ -67,35 +67,11 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
         return n
     codes = data[0]
     total = 0
-    dense = nd * nd >= m  # (delta rows, not distinct keys: a cheap upper bound)
-    if is_sorted:
-        a = 0
-        start = 0
-        while a < nd:
-            code = dcodes[order[a]]
-            b = a + 1
-            while b < nd and dcodes[order[b]] == code:
-                b += 1
-            lo, hi = key_range(codes, code, start, m, dense)
-            total += (hi - lo) * (b - a)
-            start = hi
-            a = b
-    else:
-        sorted_codes = np.empty(nd, dtype=np.int64)
-        for a in range(nd):
-            sorted_codes[a] = dcodes[order[a]]
-        for i in range(m):
-            lo = lower_bound(sorted_codes, codes[i], 0, nd)
-            hi = upper_bound(sorted_codes, codes[i], lo, nd)
-            total += hi - lo
-    if total == 0:
-        return n
-    if n + total > out.shape[1]:
-        return -(n + total)
-    # the matching ranges, then every pair in one call
-    ranges = np.empty((3, nd if is_sorted else total), dtype=np.int64)
     nr = 0
     if is_sorted:
+        # each delta row's range of batch rows, found once (a gallop per distinct key)
+        ranges = np.empty((3, nd), dtype=np.int64)
+        dense = nd * nd >= m  # (delta rows, not distinct keys: a cheap upper bound)
         a = 0
         start = 0
         while a < nd:
@@ -105,6 +81,7 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
                 b += 1
             lo, hi = key_range(codes, code, start, m, dense)
             if hi > lo:
+                total += (hi - lo) * (b - a)
                 for s in range(a, b):
                     ranges[0, nr] = order[s]
                     ranges[1, nr] = lo
@@ -112,7 +89,23 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
                     nr += 1
             start = hi
             a = b
+        if total == 0:
+            return n
+        if n + total > out.shape[1]:
+            return -(n + total)
     else:
+        sorted_codes = np.empty(nd, dtype=np.int64)
+        for a in range(nd):
+            sorted_codes[a] = dcodes[order[a]]
+        for i in range(m):
+            lo = lower_bound(sorted_codes, codes[i], 0, nd)
+            hi = upper_bound(sorted_codes, codes[i], lo, nd)
+            total += hi - lo
+        if total == 0:
+            return n
+        if n + total > out.shape[1]:
+            return -(n + total)
+        ranges = np.empty((3, total), dtype=np.int64)
         for i in range(m):
             lo = lower_bound(sorted_codes, codes[i], 0, nd)
             hi = upper_bound(sorted_codes, codes[i], lo, nd)
