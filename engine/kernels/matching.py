@@ -26,8 +26,8 @@ def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, t,
     """Append the pairs of every range ``ranges[:, k]`` = (delta row, first batch row, end)
     for ``k < nr``, but those whose key columns differ (a key-code collision); returns the
     new count.  (All pairs in one call, the loops inside: numba does not inline a helper, and
-    a call per pair, passing its arrays each time, made a match half again as slow; see
-    ``histories._put_rows``.)"""
+    a call per pair, passing its arrays each time, made a match nearly three times as slow,
+    57 -> 20 ns a pair on the explorer's matches; see ``histories._put_rows``.)"""
     ncols = source.shape[1]
     depth = len(t)
     fields = data.shape[0]
