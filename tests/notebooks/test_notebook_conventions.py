@@ -42,6 +42,18 @@ def test_outputs_are_stripped(name):
     assert not dirty, f"{name}: cells {dirty} hold outputs or execution counts; strip them before committing"
 
 
+@pytest.mark.parametrize("name", ALL)
+def test_every_cell_has_a_unique_id(name):
+    """nbformat 4.5 gives every cell an id; a cell added without one (by hand, or by a script
+    that writes the JSON) makes nbformat warn on every run, and its next major release
+    refuses the notebook."""
+    ids = [c.get("id") for c in _cells(name)]
+    missing = [i for i, x in enumerate(ids) if not x]
+    assert not missing, f"{name}: cells {missing} have no id"
+    repeated = sorted({x for x in ids if ids.count(x) > 1})
+    assert not repeated, f"{name}: cell ids {repeated} are used twice"
+
+
 @pytest.mark.parametrize("name", TEACHING)
 def test_opens_with_what_you_learn_and_ends_with_next_steps(name):
     cells = _cells(name)
