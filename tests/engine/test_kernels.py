@@ -809,7 +809,6 @@ def test_merge_compact_advances_consolidates_and_drops_zeros():
         [3, 7, 9], [5, 1, 0], [2, 2, 2], [1, 0, 4], [1, 2, 1]], dtype=np.int64))
 
 
-
 PAIRS_DATA = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 2),
                                 st.integers(0, 2), st.sampled_from([1, -1, 2])), max_size=40)
 PAIRS_DELTA = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3),
