@@ -84,7 +84,7 @@ CLAIMS = [
               r"\n(cc random-400k-3\.4m) from scratch") else None,
                       _times(_results(nb, "scc random-1m-2m from scratch", 3)), 2 if nb.find(
               r"\n(scc random-1m-2m) from scratch") else None]),
-    Claim("a batch of\n10,000 changes 1.23x *faster* on two workers (on 500,000 edges",
+    Claim("a batch of 10,000 changes 1.23x *faster* on two workers (on 500,000 edges",
           lambda nb: [nb.find(r"\nbatch of ([\d,]+) changes, cc random-100k-500k \|"),
                       _times(_results(nb, "batch of 10,000 changes, cc random-100k-500k", 3)),
                       500_000 if nb.find(r"(cc random-100k-500k) \|") else None]),
@@ -100,7 +100,10 @@ CLAIMS = [
     # Figure 21: bounds on the ratios of seconds, the work counters as printed
     Claim("At a batch of 1 the work is a few\nmilliseconds and two workers take more than 1.5 times as long as one",
           lambda nb: [nb.parameters["BATCH_SIZES"][0], at_least(_ratio(nb, 1))]),
-    Claim("the ratio falls to\nbelow 1.5 at 10,000 records", lambda nb: [at_most(_ratio(nb, 10_000)), 10_000]),
+    # the ratio's fall, not a bound on it: on a shared machine two workers' seconds at 10,000 records
+    # range from faster than one to 1.55 times one's (a clean-clone CI run, 2026-11-27)
+    Claim("it\nis lower at 10,000 records than at a batch of one",
+          lambda nb: 10_000 if float(_ratio(nb, 10_000)) < float(_ratio(nb, 1)) else None),
     Claim("a batch of 1 does 0.0002 of the work of\nrecomputing and a batch of 100 does 0.027",
           lambda nb: [1, _share(nb, 1), 100, _share(nb, 100)]),
     Claim("A batch of 10,000\ndoes 1.8 times the from-scratch work", lambda nb: [10_000, _share(nb, 10_000)]),
