@@ -348,9 +348,13 @@ def _fuzz_with_workers(workers: int, examples: int) -> Counter:
 @pytest.mark.parametrize("workers,examples", [(2, 60), (3, 30)])
 def test_random_programs_agree_with_from_scratch_evaluation_on_workers(workers, examples):
     """The engine fuzzer's random programs (every operator, nested and prioritized loops,
-    random batchings), each epoch compared with the from-scratch evaluation, on workers."""
+    random batchings), each epoch compared with the from-scratch evaluation, on workers.  A
+    program that diverges on both sides was compared too (the engine must raise where the
+    evaluation cycles); only an oracle too slow to answer leaves one unchecked."""
+    from .test_fuzz_programs import assert_enough_checked
+
     outcomes = _fuzz_with_workers(workers, examples)
-    assert outcomes["ok"] >= examples * 0.8, outcomes
+    assert_enough_checked(outcomes)
 
 
 def _explanations(workers, flows):
