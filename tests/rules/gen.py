@@ -3,8 +3,9 @@ bottom-up evaluation from scratch.
 
 Written independently of the compiler: the generator's program (:class:`GProgram`) is
 printed as text for ``ddlab.rules`` and evaluated here directly (nested loops over the
-atoms' tuples, levels in the order the generator built them, each iterated from the empty
-set until nothing changes); it never uses the compiler's parser, analysis or plan.
+atoms' tuples; the strongly connected components of each level's relations, found with
+networkx, in dependency order, each iterated from the empty set until nothing changes); it
+never uses the compiler's parser, analysis or plan.
 
 Programs read two inputs ``a(x, y)`` and ``b(x, y)`` of small integers and define relations
 in levels: a level's rules read the inputs, lower levels (also under negation and in
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+import networkx as nx
 from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
@@ -181,10 +183,29 @@ def _relation(program, name, db):
     return {g[:pos] + (v,) + g[pos:] for g, v in best.items()}
 
 
-def evaluate(program: GProgram, inputs: dict, bound: int = 60) -> dict:
-    """Every derived relation as a set of tuples, from the input sets."""
-    db = {k: set(v) for k, v in inputs.items()}
+def strata(program: GProgram) -> list:
+    """The generator's levels cut into strata, as the rules' semantics define them: the
+    strongly connected components of the relations' precedence graph, in dependency order.
+    A level may hold two relations of which only one reads the other; evaluated together, the
+    reader would see the other's intermediate values, which for a ``min``/``max`` relation are
+    not a subset of its final ones (a candidate that a smaller one replaces later)."""
+    out = []
     for level in program.levels:
+        graph = nx.DiGraph()
+        graph.add_nodes_from(level)
+        graph.add_edges_from((atom.rel, rule.head) for rule in program.rules if rule.head in level
+                             for atom in rule.positive + rule.negative if atom.rel in level)
+        condensed = nx.condensation(graph)
+        out.extend(sorted(condensed.nodes[c]["members"], key=level.index)
+                   for c in nx.topological_sort(condensed))
+    return out
+
+
+def evaluate(program: GProgram, inputs: dict, bound: int = 60) -> dict:
+    """Every derived relation as a set of tuples, from the input sets: each stratum iterated
+    from the empty set, every rule applied at once to the previous round's relations."""
+    db = {k: set(v) for k, v in inputs.items()}
+    for level in strata(program):
         current = {r: set() for r in level}
         seen = []
         for _ in range(bound):

@@ -199,6 +199,30 @@ def test_windows_and_updates_agree_with_from_scratch_evaluation_on_workers(worke
     assert_enough_compared(outcomes, f"windows and updates on {workers} workers")
 
 
+def test_a_reader_of_a_min_relation_sees_only_its_final_values():
+    """Found by the fuzzer on workers (a CI run, 2026-11-27), then on one worker: p00 shares
+    the generator's level with p01 but only reads it, so p00 is a stratum above p01 and reads
+    p01's fixed point (0, 0), never the candidate (0, 2) the min replaces; the from-scratch
+    evaluation of the whole level at once derived p00(2, 2) from that candidate and kept it
+    through its own recursive rule."""
+    from .gen import GAtom, GExpr, GProgram, GRule
+
+    program = GProgram(
+        arity={"a": 2, "b": 2, "p00": 2, "p01": 2}, levels=[["p00", "p01"]],
+        rules=[GRule("p00", ("x", "x"), (GAtom("p01", ("_", "x")),), (GAtom("a", ("x", "x")),)),
+               GRule("p00", ("x", "x"), (GAtom("p00", ("x", "_")),), compares=(("!=", "x", 0),)),
+               GRule("p01", ("x", ("agg", "min", GExpr("x", 2))), (GAtom("a", (0, "x")),)),
+               GRule("p01", ("x", ("agg", "min", GExpr("x"))), (GAtom("p01", ("x", "w")),))],
+        aggregate={"p01": (1, "min")})
+    assert evaluate(program, {"a": {(0, 0)}, "b": set()}) == {"p00": set(), "p01": {(0, 0)}}
+    for workers in (1, 2):
+        flow, inputs, views = _compiled(program, workers=workers)
+        try:
+            assert _update(flow, inputs, views, program, [[("a", (0, 0), 1)]]) == "ok"
+        finally:
+            flow.close()
+
+
 def stepped_and_batched(program, epochs) -> str:
     """One update per step and every update in one step end with the same outputs;
     ``skipped`` when the final inputs, or an intermediate step, have no fixed point."""
