@@ -12,6 +12,9 @@ runner and options, once.
 """
 from __future__ import annotations
 
+import time
+import warnings
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -27,13 +30,57 @@ except ImportError:          # nbmake is in the test extra; without it no notebo
 RUNS: dict = {}
 
 
+#: a notebook run longer than this is reported with where its time went (:func:`slow_run_report`)
+SLOW_RUN_SECONDS = 120.0
+
+
 class KeepingRun(NotebookRun):
-    """nbmake's runner, unchanged, that also keeps what it executed."""
+    """nbmake's runner, unchanged, that also keeps what it executed, and reports a slow run."""
 
     def execute(self):
+        start = time.time()
         result = super().execute()
         RUNS[Path(self.filename).resolve()] = result
+        report = slow_run_report(Path(self.filename).name, result.nb, start, time.time())
+        if report:
+            warnings.warn(report, SlowNotebookRun, stacklevel=1)
         return result
+
+
+class SlowNotebookRun(UserWarning):
+    """A notebook's run took far longer than it does alone: where its time went."""
+
+
+def _stamp(text) -> float | None:
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def slow_run_report(name: str, nb, start: float, end: float,
+                    threshold: float = SLOW_RUN_SECONDS) -> str | None:
+    """One line on a run over ``threshold`` seconds: its slowest cells (from the timing
+    nbmake records, ``record_timing``) and the time outside every cell (the kernel's start
+    and shutdown).  An intermittent stall of about 300 s in a CI run (lessons 08 and 09,
+    2026-11-27) could not be reproduced alone; this says where the next one is."""
+    total = end - start
+    if total <= threshold:
+        return None
+    cells, first, last = [], None, None
+    for index, cell in enumerate(nb.cells):
+        timing = cell.get("metadata", {}).get("execution", {})
+        began, ended = _stamp(timing.get("iopub.status.busy")), _stamp(timing.get("iopub.status.idle"))
+        if began is None or ended is None:
+            continue
+        cells.append((ended - began, index, cell.get("id")))
+        first = began if first is None else min(first, began)
+        last = ended if last is None else max(last, ended)
+    slowest = ", ".join(f"cell {i} ({cid}) {sec:.1f} s" for sec, i, cid in sorted(cells, reverse=True)[:3])
+    before = f"{first - start:.1f} s before its first cell" if first is not None else "no cell timed"
+    after = f", {end - last:.1f} s after its last" if last is not None else ""
+    return (f"{name} took {total:.1f} s: {before}{after} (the kernel's start and shutdown); "
+            f"cells {sum(c[0] for c in cells):.1f} s, the slowest {slowest or 'none'}")
 
 
 def keep_nbmake_runs() -> None:
