@@ -18,9 +18,9 @@ through ``min`` and a comparison) is reported as :class:`Diverges`.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 import networkx as nx
-from dataclasses import dataclass, field
 from hypothesis import strategies as st
 
 M = 4                      # input values are 0..M-1
