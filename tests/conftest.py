@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 import session_archive
-from executed import keep_nbmake_runs
+from executed import keep_nbmake_runs, share_runs
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("default", max_examples=40, deadline=None,
@@ -183,6 +183,21 @@ class _GroupSuffix:
                             for m in item.iter_markers("xdist_group")})
             if names and "@" not in item.nodeid and hasattr(item, "_id"):
                 item._id = NodeId.parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
+def pytest_collection_finish(session):
+    """With several test processes: the executed notebooks go to a folder they share (the
+    session's base temporary folder, which pytest removes in later runs), so that a test in
+    another process than the notebooks' reads their runs instead of executing them again
+    (``tests/support/executed.py``)."""
+    workerinput = getattr(session.config, "workerinput", None)
+    if not workerinput or workerinput.get("workercount", 1) < 2:
+        return
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if factory is None:
+        return
+    notebooks = {Path(str(item.path)) for item in session.items if Path(str(item.path)).suffix == ".ipynb"}
+    share_runs(factory.getbasetemp().parent / "executed-notebooks", notebooks)
 
 
 def pytest_configure(config):
