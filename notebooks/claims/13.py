@@ -102,7 +102,7 @@ CLAIMS = [
           lambda nb: [nb.parameters["BATCH_SIZES"][0], at_least(_ratio(nb, 1))]),
     # the ratio's fall, not a bound on it: on a shared machine two workers' seconds at 10,000 records
     # range from faster than one to 1.55 times one's (a clean-clone CI run, 2026-11-27)
-    Claim("it\nis lower at 10,000 records than at a batch of one",
+    Claim("it is lower at 10,000 records than at a batch of one",
           lambda nb: 10_000 if float(_ratio(nb, 10_000)) < float(_ratio(nb, 1)) else None),
     Claim("a batch of 1 does 0.0002 of the work of\nrecomputing and a batch of 100 does 0.027",
           lambda nb: [1, _share(nb, 1), 100, _share(nb, 100)]),
