@@ -32,6 +32,14 @@ def test_a_slow_run_names_its_slowest_cells_and_the_time_outside_them():
                       "37.0 s, cell 0 (c0) 1.5 s, cell 2 (c2) 1.0 s")
 
 
+def test_a_slow_run_names_the_longest_wait_between_two_cells():
+    base = 1_795_791_600.0
+    nb = _notebook([(1.0, 2.0), (2.5, 3.0), (50.0, 51.0)])
+    report = slow_run_report("09.ipynb", nb, base, base + 200.0, threshold=120.0)
+    assert report.endswith("; the longest wait between two cells 47.0 s, after cell 1 (c1) and "
+                           "before cell 2 (c2)"), report
+
+
 def test_a_run_is_shared_with_the_sessions_other_test_processes(tmp_path, monkeypatch):
     """What one test process executed, another reads (``executed.share_runs``) instead of
     executing the notebook again; a notebook no process of the session runs is not waited for."""

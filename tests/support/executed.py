@@ -71,26 +71,34 @@ def _stamp(text) -> float | None:
 def slow_run_report(name: str, nb, start: float, end: float,
                     threshold: float = SLOW_RUN_SECONDS) -> str | None:
     """One line on a run over ``threshold`` seconds: its slowest cells (from the timing
-    nbmake records, ``record_timing``) and the time outside every cell (the kernel's start
-    and shutdown).  An intermittent stall of about 300 s in a CI run (lessons 08 and 09,
-    2026-11-27) could not be reproduced alone; this says where the next one is."""
+    nbmake records, ``record_timing``), the time outside every cell (the kernel's start and
+    shutdown) and the longest wait between two cells.  An intermittent stall of about 300 s
+    in CI runs (lessons 08 and 09, 2026-11-27) could not be reproduced alone; its first report
+    put it in none of the cells and outside neither end: between two cells."""
     total = end - start
     if total <= threshold:
         return None
-    cells, first, last = [], None, None
+    cells, spans, first, last = [], [], None, None
     for index, cell in enumerate(nb.cells):
         timing = cell.get("metadata", {}).get("execution", {})
         began, ended = _stamp(timing.get("iopub.status.busy")), _stamp(timing.get("iopub.status.idle"))
         if began is None or ended is None:
             continue
         cells.append((ended - began, index, cell.get("id")))
+        spans.append((began, ended, index, cell.get("id")))
         first = began if first is None else min(first, began)
         last = ended if last is None else max(last, ended)
     slowest = ", ".join(f"cell {i} ({cid}) {sec:.1f} s" for sec, i, cid in sorted(cells, reverse=True)[:3])
     before = f"{first - start:.1f} s before its first cell" if first is not None else "no cell timed"
     after = f", {end - last:.1f} s after its last" if last is not None else ""
+    # between two cells: the kernel went idle after one and said busy with the next this much later
+    spans.sort()
+    gaps = [(b[0] - a[1], a, b) for a, b in zip(spans, spans[1:])]
+    gap = max(gaps, default=None, key=lambda g: g[0])
+    between = (f"; the longest wait between two cells {gap[0]:.1f} s, after cell {gap[1][2]} "
+               f"({gap[1][3]}) and before cell {gap[2][2]} ({gap[2][3]})") if gap and gap[0] > 1.0 else ""
     return (f"{name} took {total:.1f} s: {before}{after} (the kernel's start and shutdown); "
-            f"cells {sum(c[0] for c in cells):.1f} s, the slowest {slowest or 'none'}")
+            f"cells {sum(c[0] for c in cells):.1f} s, the slowest {slowest or 'none'}{between}")
 
 
 def keep_nbmake_runs() -> None:
