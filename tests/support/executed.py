@@ -78,23 +78,19 @@ def slow_run_report(name: str, nb, start: float, end: float,
     total = end - start
     if total <= threshold:
         return None
-    cells, spans, first, last = [], [], None, None
+    spans = []  # (busy, idle, index, id) of every timed cell, in the order they ran
     for index, cell in enumerate(nb.cells):
         timing = cell.get("metadata", {}).get("execution", {})
         began, ended = _stamp(timing.get("iopub.status.busy")), _stamp(timing.get("iopub.status.idle"))
-        if began is None or ended is None:
-            continue
-        cells.append((ended - began, index, cell.get("id")))
-        spans.append((began, ended, index, cell.get("id")))
-        first = began if first is None else min(first, began)
-        last = ended if last is None else max(last, ended)
-    slowest = ", ".join(f"cell {i} ({cid}) {sec:.1f} s" for sec, i, cid in sorted(cells, reverse=True)[:3])
-    before = f"{first - start:.1f} s before its first cell" if first is not None else "no cell timed"
-    after = f", {end - last:.1f} s after its last" if last is not None else ""
-    # between two cells: the kernel went idle after one and said busy with the next this much later
+        if began is not None and ended is not None:
+            spans.append((began, ended, index, cell.get("id")))
     spans.sort()
-    gaps = [(b[0] - a[1], a, b) for a, b in zip(spans, spans[1:])]
-    gap = max(gaps, default=None, key=lambda g: g[0])
+    cells = [(ended - began, index, cid) for began, ended, index, cid in spans]
+    slowest = ", ".join(f"cell {i} ({cid}) {sec:.1f} s" for sec, i, cid in sorted(cells, reverse=True)[:3])
+    before = f"{spans[0][0] - start:.1f} s before its first cell" if spans else "no cell timed"
+    after = f", {end - max(span[1] for span in spans):.1f} s after its last" if spans else ""
+    # between two cells: the kernel went idle after one and said busy with the next this much later
+    gap = max(((b[0] - a[1], a, b) for a, b in zip(spans, spans[1:])), default=None, key=lambda g: g[0])
     between = (f"; the longest wait between two cells {gap[0]:.1f} s, after cell {gap[1][2]} "
                f"({gap[1][3]}) and before cell {gap[2][2]} ({gap[2][3]})") if gap and gap[0] > 1.0 else ""
     return (f"{name} took {total:.1f} s: {before}{after} (the kernel's start and shutdown); "
