@@ -29,10 +29,12 @@ from pathlib import Path
 import pytest
 
 try:
-    from nbmake import pytest_items as _nbmake_items
+    from nbmake import nb_run as _nbmake_run, pytest_items as _nbmake_items
     from nbmake.nb_run import NotebookRun
+
+    from kernel_polling import SlicedPollClient
 except ImportError:          # nbmake is in the test extra; without it no notebook runs at all
-    _nbmake_items = None
+    _nbmake_items = _nbmake_run = None
     NotebookRun = object
 
 #: resolved notebook path -> nbmake's NotebookResult (``.nb``: the executed document, ``.error``)
@@ -73,8 +75,8 @@ def slow_run_report(name: str, nb, start: float, end: float,
     """One line on a run over ``threshold`` seconds: its slowest cells (from the timing
     nbmake records, ``record_timing``), the time outside every cell (the kernel's start and
     shutdown) and the longest wait between two cells.  An intermittent stall of about 300 s
-    in CI runs (lessons 08 and 09, 2026-11-27) could not be reproduced alone; its first report
-    put it in none of the cells and outside neither end: between two cells."""
+    in CI runs (lessons 08 and 09, 2026-11-27) was placed by this report between two cells, then
+    found to be a reply the client did not see for nbmake's 300 s timeout (:mod:`kernel_polling`)."""
     total = end - start
     if total <= threshold:
         return None
@@ -98,9 +100,11 @@ def slow_run_report(name: str, nb, start: float, end: float,
 
 
 def keep_nbmake_runs() -> None:
-    """Make nbmake's notebook items run through ``KeepingRun``."""
+    """Make nbmake's notebook items run through ``KeepingRun``, with a client that cannot
+    lose a kernel's reply for the cell timeout (:mod:`kernel_polling` says why)."""
     if _nbmake_items is not None:
         _nbmake_items.NotebookRun = KeepingRun
+        _nbmake_run.NotebookClient = SlicedPollClient
 
 
 def executed(path: Path, config) -> dict:

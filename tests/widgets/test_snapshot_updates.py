@@ -12,6 +12,7 @@ import nbformat
 import pytest
 
 nbclient = pytest.importorskip("nbclient")
+from kernel_polling import SlicedPollClient  # noqa: E402  (after the skip: it needs nbclient)
 
 CELLS = [
     "import ddlab\nimport ipywidgets as w\nfrom IPython.display import display\n"
@@ -35,7 +36,7 @@ def _html(output) -> str:
 def test_a_later_cell_updates_the_snapshot_of_what_it_changed(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+    SlicedPollClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
     figure_cell, unchanged_cell, changing_cell = nb.cells[1], nb.cells[2], nb.cells[3]
     # BokehJS, loaded inline once (no output_notebook call in this notebook), then the widget
