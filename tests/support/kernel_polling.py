@@ -2,8 +2,8 @@
 
 Why: in about half of the suite's runs one notebook of the 16 stood still for 300 s (nbmake's
 cell timeout) and then went on as if nothing had happened.  Reproduced by running lessons 08
-and 09 again and again, three at a time (1 stall in about 40 runs, always after a cell that
-displays widgets), and placed:
+and 09 again and again, three at a time (9 stalls in 322 runs, each a wait of 300 s for the
+reply to a cell that displays widgets), and placed:
 
 - the kernel was idle in every thread, and answered a ``kernel_info_request`` sent on its shell
   port from another client at once: it had sent the cell's reply;

@@ -11,7 +11,7 @@ import re
 import nbformat
 import pytest
 
-nbclient = pytest.importorskip("nbclient")
+pytest.importorskip("nbclient")
 from kernel_polling import SlicedPollClient  # noqa: E402  (after the skip: it needs nbclient)
 
 CELLS = [
@@ -37,7 +37,7 @@ def test_a_later_cell_updates_the_snapshot_of_what_it_changed(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
     SlicedPollClient(nb, timeout=120, kernel_name="python3",
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+                     resources={"metadata": {"path": str(tmp_path)}}).execute()
     figure_cell, unchanged_cell, changing_cell = nb.cells[1], nb.cells[2], nb.cells[3]
     # BokehJS, loaded inline once (no output_notebook call in this notebook), then the widget
     bokehjs, shown = figure_cell.outputs
