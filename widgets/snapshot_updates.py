@@ -12,7 +12,10 @@ Play) happens outside any cell and waits for the next cell that changes the widg
 interaction is never interrupted.  The update is sent twice, first without the widget view:
 JupyterLab then disposes the old view and builds one new view, where a single update would
 build a second view beside the first and never dispose the first.  A bokeh plot's new view
-draws from the widget's render bundle, so that is brought up to date first.
+draws from the widget's render bundle, so that is brought up to date first (jupyter_bokeh's
+existing view redraws on that change too; when its first render is still under way, bokehjs
+reports "configuration is missing" from the abandoned render in the browser console, and the
+new render draws the plot: ``tests/ui/conftest.py``, ``ABANDONED_BOKEH_RENDER``).
 
 Needs ipykernel's display publisher (its message hooks) and IPython's cell events; elsewhere
 the snapshots stay those of display time.

@@ -26,7 +26,7 @@ from playwright.sync_api import Page, expect  # noqa: E402
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError  # noqa: E402
 
 from .conftest import KERNEL_IDLE as _KERNEL_IDLE, RUN_STATE as _RUN_STATE  # noqa: E402
-from .conftest import wait_for as _wait  # noqa: E402
+from .conftest import wait_for as _wait, watch_console  # noqa: E402
 
 NOTEBOOK = os.environ.get("DDLAB_UI_NOTEBOOK", "demo.ipynb")
 PLOTS = ("ddlab-iterations", "ddlab-lattice", "ddlab-latency")
@@ -167,9 +167,7 @@ def _check_same_window(page: Page, status: str, *, everywhere: bool = False) -> 
 
 
 def test_demo_runs_renders_and_tells_the_story_on_one_window(page: Page, lab, artifacts_dir):
-    console_errors: list[str] = []
-    page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: console_errors.append(f"page error: {e}"))
+    console_errors = watch_console(page)
 
     page.goto(lab.url(NOTEBOOK))
     _wait(page, "() => !!window.jupyterapp", 60, "JupyterLab to start")

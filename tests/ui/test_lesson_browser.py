@@ -18,7 +18,7 @@ pytest.importorskip("playwright", reason="the browser tests need playwright (pip
 from playwright.sync_api import Page, expect  # noqa: E402
 
 from .conftest import KERNEL_IDLE as _KERNEL_IDLE, RUN_STATE as _RUN_STATE  # noqa: E402
-from .conftest import wait_for as _wait  # noqa: E402
+from .conftest import wait_for as _wait, watch_console  # noqa: E402
 
 RUN_TIMEOUT_S = 180
 
@@ -47,15 +47,8 @@ def _settle(page: Page):
     page.wait_for_timeout(1000)
 
 
-def _watch_console(page: Page) -> list[str]:
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(f"page error: {e}"))
-    return errors
-
-
 def test_lesson2_iteration_slider_redraws_the_label_stacks(page: Page, lab, artifacts_dir):
-    console = _watch_console(page)
+    console = watch_console(page)
     _open_and_run(page, lab, "02_a_loop_is_differences.ipynb")
     plot = page.locator(".lesson-stacks-plot").first
     caption = page.locator(".lesson-stacks-caption").first
@@ -80,7 +73,7 @@ def test_lesson2_iteration_slider_redraws_the_label_stacks(page: Page, lab, arti
 
 
 def test_lesson3_lattice_cell_and_change_picker_redraw(page: Page, lab, artifacts_dir):
-    console = _watch_console(page)
+    console = watch_console(page)
     _open_and_run(page, lab, "03_two_kinds_of_change.ipynb")
     details = page.locator(".lesson-grid-details").first
     expect(details).to_contain_text("X(1, 2)")                       # the notebook clicked (1, 2)

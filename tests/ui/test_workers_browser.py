@@ -17,7 +17,7 @@ pytest.importorskip("playwright", reason="the browser tests need playwright (pip
 from playwright.sync_api import Page, expect  # noqa: E402
 
 from .conftest import KERNEL_IDLE as _KERNEL_IDLE, RUN_STATE as _RUN_STATE  # noqa: E402
-from .conftest import wait_for as _wait  # noqa: E402
+from .conftest import wait_for as _wait, watch_console  # noqa: E402
 
 pytestmark = pytest.mark.spark   # the demo's windows are cut on Spark
 
@@ -68,9 +68,7 @@ def _tooltip_over_a_cell(page: Page, canvas) -> str:
 
 
 def test_two_workers_hover_and_busy_lines(page: Page, lab, artifacts_dir):
-    console: list[str] = []
-    page.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: console.append(f"page error: {e}"))
+    console = watch_console(page)
     (lab.root / NOTEBOOK).write_text(_notebook())
     page.goto(lab.url(NOTEBOOK))
     _wait(page, "() => !!window.jupyterapp", 60, "JupyterLab to start")
