@@ -26,8 +26,10 @@ root, shortest paths from a source (unit weights), and rules (``reach`` and ``di
 1))`` in recursion, ``outs(x, count(y))`` not recursive).  Per kind, 100 records whose
 explanation is a path of at least 100 edges (by networkx's BFS distance; ``outs``: random
 nodes), each explained checked (``flow.why``; rules: ``program.why``, the proof tree): median
-and p99 (target <= 100 ms and <= 300 ms, issue 29), and the slowest record; a kind stops
-after ``KIND_BUDGET_S``.  ``--variant scc,rules_dist`` runs only those kinds (same queries).
+and p99 (target <= 100 ms and <= 300 ms, issue 29), and the slowest record; where the time
+went (tracing, the checking replay, the collection after it: ``Explanation.timings``) and
+the explanations' sizes (input records, derivation steps); a kind stops after
+``KIND_BUDGET_S``.  ``--variant scc,rules_dist`` runs only those kinds (same queries).
 """
 from __future__ import annotations
 
@@ -172,26 +174,45 @@ def long_path_edges(seed: int = 0) -> list:
 KIND_BUDGET_S = 240
 
 
+#: the parts of an explanation's time (``Explanation.timings``) the benchmark reports
+PARTS = ("trace", "check", "collect")
+
+
 def _timed(name, explain, records) -> dict:
     """Median, p99 and max milliseconds of ``explain(record)`` over ``records`` (those that
-    ran within :data:`KIND_BUDGET_S`), and the slowest record; progress on stderr."""
-    lat = []
+    ran within :data:`KIND_BUDGET_S`), and the slowest record; the medians of where the time
+    went (:data:`PARTS`, and the ``other`` rest: reading whether the record is there, the
+    answer's frames, a rules proof's tree and the collection after it), of the explanation's
+    input records and of its derivation steps (what a miss is made of: counts that do not
+    depend on the machine); progress on stderr."""
+    lat, parts, sizes, steps = [], {p: [] for p in PARTS + ("other",)}, [], []
     start = time.perf_counter()
     for rec in records:
         t = time.perf_counter()
-        assert explain(rec).present, (name, rec)
+        answer = explain(rec)
         lat.append((time.perf_counter() - t) * 1000)
+        assert answer.present, (name, rec)
+        why = getattr(answer, "explanation", answer)   # a rules proof holds the engine's
+        for p in PARTS:
+            parts[p].append(why.timings.get(p, 0.0) * 1000)
+        parts["other"].append(lat[-1] - sum(parts[p][-1] for p in PARTS))
+        sizes.append(why.size)
+        steps.append(len(why.steps))
         if time.perf_counter() - start > KIND_BUDGET_S:
             break
     slowest = records[int(np.argmax(lat))]
     lat = np.array(lat)
-    print(f"why long-paths {name}: {len(lat)} queries, median {np.median(lat):.1f} ms, "
-          f"p99 {np.percentile(lat, 99):.1f} ms, max {lat.max():.1f} ms ({slowest!r})",
+    split = {f"{p}_median_ms": round(float(np.median(v)), 1) for p, v in parts.items()}
+    print(f"why long-paths {name}: {len(lat)} queries, median {np.median(lat):.1f} ms "
+          f"({', '.join(f'{k[:-10]} {v}' for k, v in split.items())}), "
+          f"p99 {np.percentile(lat, 99):.1f} ms, max {lat.max():.1f} ms ({slowest!r}); "
+          f"median {np.median(sizes):.0f} input records, {np.median(steps):.0f} steps",
           file=sys.stderr, flush=True)
     return {"median_ms": round(float(np.median(lat)), 1),
             "p99_ms": round(float(np.percentile(lat, 99)), 1),
             "max_ms": round(float(lat.max()), 1), "slowest": repr(slowest),
-            "queries": len(lat)}
+            "queries": len(lat), **split,
+            "inputs_median": float(np.median(sizes)), "steps_median": float(np.median(steps))}
 
 
 def _far(distances: dict, rng, n: int = 100) -> list:

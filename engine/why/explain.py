@@ -63,6 +63,12 @@ class Explanation:
     reproduced: int | None = None                    # the record's multiplicity on replay
     notes: list = field(default_factory=list)
     seconds: float = 0.0
+    #: where :attr:`seconds` went: ``"trace"``, the backward tracing, and ``"check"``, the
+    #: replays that checked it (for a record that is there; summed over the methods tried);
+    #: ``"collect"``, the garbage collection the explanation's allocations cost at its end
+    #: (:mod:`.gc_pause`).  The rest is reading whether the record is there and building the
+    #: answer's frames.
+    timings: dict = field(default_factory=dict, repr=False)
     steps: dict = field(default_factory=dict, repr=False)
     root: tuple | None = field(default=None, repr=False)
     previous: "Explanation | None" = field(default=None, repr=False)
@@ -274,7 +280,17 @@ def explain(flow, collection, record, *, verify: bool = True, budget: int | None
     """The explanation of ``record`` in ``collection`` (see the module docstring); the
     cyclic garbage collector is paused meanwhile (:mod:`.gc_pause` says why)."""
     with collector_paused():
-        return _explain(flow, collection, record, verify, budget, names)
+        result = _explain(flow, collection, record, verify, budget, names)
+        done = time.perf_counter()
+    # the collection at the pause's end is part of what the caller waited for
+    result.timings["collect"] = time.perf_counter() - done
+    result.seconds += result.timings["collect"]
+    return result
+
+
+def _add_time(result: Explanation, part: str, began: float) -> None:
+    """Add the seconds since ``began`` to ``result.timings[part]``."""
+    result.timings[part] = result.timings.get(part, 0.0) + time.perf_counter() - began
 
 
 def _explain(flow, collection, record, verify, budget, names) -> Explanation:
@@ -309,6 +325,7 @@ def _explain(flow, collection, record, verify, budget, names) -> Explanation:
     attempts = [("concise", False), ("exact", True)]
     for method, exact in attempts:
         tracer = lineage.Tracer(flow, Histories(flow, budget), exact_only=exact)
+        began = time.perf_counter()
         try:
             tracer.run(op, rec)
         except Budget as err:
@@ -318,16 +335,21 @@ def _explain(flow, collection, record, verify, budget, names) -> Explanation:
         except LookupError as err:  # pragma: no cover - the rules found no derivation
             result.notes.append(f"the {method} explanation failed: {err}")
             continue
+        finally:
+            _add_time(result, "trace", began)
         facts = tracer.facts
         if verify:
             if replayer is None:
                 replayer = _Replayer(flow, op)
+            began = time.perf_counter()
             try:
                 got = replayer.multiplicity(facts, rec)
             except DataflowError as err:   # e.g. a loop that cycles on fewer inputs
                 result.notes.append(f"the {method} explanation's replay failed: "
                                     f"{type(err).__name__}: {str(err).splitlines()[0]}")
                 continue
+            finally:
+                _add_time(result, "check", began)
             if got * mult <= 0:
                 result.notes.append(
                     f"the {method} explanation ({sum(map(len, facts.values()))} records) did "

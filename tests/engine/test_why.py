@@ -468,3 +468,35 @@ def test_explanations_of_one_epoch_share_their_reads_but_not_their_answers():
         graph.remove_edges_from(gone)
         edges.remove([(u, v, 1) for u, v in gone])
         flow.step()
+
+
+def test_an_explanation_says_where_its_time_went(monkeypatch):
+    """``timings`` splits ``seconds`` into the tracing, the replay that checks it and the
+    collection at the end: each part is charged to the work that took it (a tracer and a
+    replay made slower by known amounts), and together they are at most ``seconds``."""
+    from ddlab.engine.why import lineage, replay
+
+    flow = ddlab.Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    labels = connected_components(edges)
+    edges.insert([(1, 2), (2, 3), (3, 4)])
+    flow.step()
+    traced, replayed = lineage.Tracer.run, replay.Replay.run
+
+    def slow_trace(self, *args):
+        time.sleep(0.05)
+        return traced(self, *args)
+
+    def slow_replay(self, *args):
+        time.sleep(0.12)
+        return replayed(self, *args)
+
+    monkeypatch.setattr(lineage.Tracer, "run", slow_trace)
+    monkeypatch.setattr(replay.Replay, "run", slow_replay)
+    why = flow.why(labels, (4, 1))
+    parts = why.timings
+    assert why.verified and set(parts) == {"trace", "check", "collect"}
+    assert 0.05 <= parts["trace"] < 0.12 <= parts["check"]
+    assert parts["collect"] >= 0 and sum(parts.values()) <= why.seconds
+    unchecked = flow.why(labels, (4, 1), verify=False)
+    assert set(unchecked.timings) == {"trace", "collect"} and unchecked.verified is None
