@@ -19,6 +19,7 @@ from .errors import DataflowError, StepInProgress
 from .interrupts import DeferredInterrupts
 from .input import InputCollection
 from .loops import DEFAULT_MAX_ITERATIONS, Loop
+from .operators.base import Operator
 from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
 from .statistics import Statistics
@@ -238,6 +239,10 @@ class Dataflow:
             settle(self._ops)
             for inp in self._inputs.values():
                 inp.op.capability = None
+            # what every step reads of the operators, listed once per graph: those that keep
+            # state to snapshot for a rollback, and the traces whose sizes it files
+            self._stateful = [op for op in self._ops if _keeps_state(op)]
+            self._traced = [(op.id, op.traces()) for op in self._ops if op.traces()]
             self._graph_changed = False
 
     def _step(self) -> StepReport:
@@ -254,7 +259,8 @@ class Dataflow:
         elif team is not None:
             team.check_alive()
         try:
-            snapshots = [(op, op.snapshot(), op.carried) for op in self._ops]
+            snapshots = ([(op, op.snapshot()) for op in self._stateful],
+                         [op.carried for op in self._ops])
             stats = self.statistics
             stats.discard()
             n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
@@ -279,7 +285,7 @@ class Dataflow:
             for view in self._views:
                 view.commit(epoch)
             seconds = perf_counter() - start
-            retained = {op.id: sum(len(tr) for tr in op.traces()) for op in self._ops}
+            retained = self._retained_sizes()
             if team is not None:
                 others, kept = team.gather_commit(epoch)
                 stats.add_workers(others)
@@ -303,14 +309,20 @@ class Dataflow:
         deliver_to_subscribers(self._subscribers, epoch, report, guard)
         return report
 
+    def _retained_sizes(self) -> dict:
+        """``{operator id: updates its traces hold}`` of the operators holding traces."""
+        return {i: sum(map(len, traces)) for i, traces in self._traced}
+
     def _roll_back(self, epoch: int, snapshots, err: BaseException, n_inputs: int) -> None:
         """Every operator back to its snapshot, every pointstamp forgotten, the epoch's input
         updates handed back on ``err`` (its ``discarded_updates``)."""
         self.root.clear()
-        for op, state, carried in snapshots:
+        states, carried = snapshots
+        for op, was in zip(self._ops, carried):
             op.clear_queues()
+            op.carried = was
+        for op, state in states:
             op.restore(state)
-            op.carried = carried
         self.statistics.discard_epoch(epoch)
         lost = {}
         for name, inp in self._inputs.items():
@@ -652,3 +664,9 @@ class Dataflow:
     def __repr__(self) -> str:
         return (f"<Dataflow {self.name!r}: {len(self._inputs)} inputs, {len(self._ops)} "
                 f"operators, {self.epoch} epochs done>")
+
+
+def _keeps_state(op) -> bool:
+    """Whether ``op``'s class snapshots or restores anything (the base class does neither)."""
+    cls = type(op)
+    return cls.snapshot is not Operator.snapshot or cls.restore is not Operator.restore

@@ -254,7 +254,7 @@ def test_a_failure_while_the_epoch_commits_releases_ctrl_c(monkeypatch, where):
     if where == "stats":
         monkeypatch.setattr(Statistics, "commit", boom)
     elif where == "retained":
-        monkeypatch.setattr(Reduce, "traces", boom)
+        monkeypatch.setattr(ddlab.Dataflow, "_retained_sizes", boom)
     else:
         monkeypatch.setattr(SubscribeSink, "take_updates", boom)
     x.insert([2])
