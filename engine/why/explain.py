@@ -48,6 +48,10 @@ DEFAULT_BUDGET = 2_000_000
 SHOWN = "operators that compute"
 
 
+#: how :meth:`Explanation.took` names the parts of its time
+_PART_NAMES = {"trace": "tracing", "check": "checking", "collect": "collecting"}
+
+
 @dataclass
 class Explanation:
     """Why a record is (or is not) in a collection after the last completed epoch."""
@@ -79,6 +83,14 @@ class Explanation:
     def size(self) -> int:
         """How many input records the explanation holds."""
         return sum(len(f) for f in self.inputs.values())
+
+    def took(self) -> str:
+        """How long it took and where that went: ``539 ms: tracing 391, checking 108,
+        collecting 50`` (the parts of :attr:`timings` of at least a tenth of the whole)."""
+        total = self.seconds * 1000
+        parts = [f"{_PART_NAMES[k]} {v * 1000:.0f}" for k, v in self.timings.items()
+                 if k in _PART_NAMES and v * 1000 >= total / 10]
+        return f"{total:.0f} ms" + (f": {', '.join(parts)}" if parts else "")
 
     def records(self) -> dict:
         """``{input name: {record: multiplicity}}`` (records as the inputs hold them)."""

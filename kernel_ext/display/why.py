@@ -103,7 +103,7 @@ class WhyResult(_Result):
                                  + (" ..." if len(self.others) > 5 else "")))
         summary = escape(ex.summary()).replace(escape(ex.collection), f"<b>{escape(self.name)}</b>",
                                                1)
-        return wrap(f"why {summary} <span style=\"{MUTED}\">({ex.seconds * 1000:.0f} ms)</span>",
+        return wrap(f"why {summary} <span style=\"{MUTED}\">({ex.took()})</span>",
                     body)
 
     def __repr__(self) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import gc
 import random
+import re
 import time
 import types
 from collections import Counter
@@ -498,5 +499,9 @@ def test_an_explanation_says_where_its_time_went(monkeypatch):
     assert why.verified and set(parts) == {"trace", "check", "collect"}
     assert 0.05 <= parts["trace"] < 0.12 <= parts["check"]
     assert parts["collect"] >= 0 and sum(parts.values()) <= why.seconds
+    took = why.took()       # what %dd why shows: the whole, and the parts of a tenth or more
+    assert took.startswith(f"{why.seconds * 1000:.0f} ms: ")
+    assert int(re.search(r"checking (\d+)", took).group(1)) >= 120
+    assert ("tracing" in took) == (parts["trace"] >= why.seconds / 10)
     unchecked = flow.why(labels, (4, 1), verify=False)
     assert set(unchecked.timings) == {"trace", "collect"} and unchecked.verified is None
