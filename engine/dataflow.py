@@ -92,6 +92,10 @@ class Dataflow:
         self.interner = Interner()
         self.epoch = 0
         self._ops: list = []
+        #: the operators that keep state, and ``(id, traces)`` of those holding traces: listed
+        #: by :meth:`_place` for every step to read
+        self._stateful: list = []
+        self._traced: list = []
         self._inputs: dict[str, InputCollection] = {}
         self._views: list = []
         self._subscribers: list = []
