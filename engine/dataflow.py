@@ -10,6 +10,7 @@ from time import perf_counter
 
 import pandas as pd
 
+from . import tuning
 from .batch import concat_batches
 from .collection import Collection
 from .columns import Interner, decode_column
@@ -19,6 +20,7 @@ from .errors import DataflowError, StepInProgress
 from .interrupts import DeferredInterrupts
 from .input import InputCollection
 from .loops import DEFAULT_MAX_ITERATIONS, Loop
+from .memory import release_free_memory
 from .operators.base import Operator
 from .operators.io import Input, deliver_to_subscribers
 from .scope import Scope
@@ -308,6 +310,8 @@ class Dataflow:
                 guard.stop()  # an interrupt noted during the rollback: we are stopping anyway
             raise
         self.epoch = epoch + 1
+        if report.updates_processed >= tuning.RELEASE_AFTER_ROWS:
+            release_free_memory()  # what the epoch's temporaries left resident (memory.py)
         # the epoch has committed: every subscriber is served, a failing one raises after;
         # the guard is released whatever happens there
         deliver_to_subscribers(self._subscribers, epoch, report, guard)

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 from time import perf_counter
 
+from .. import tuning
 from ..batch import Batch, concat_batches
 from ..budget import charge
 from ..errors import DataflowError
 from ..lattice import leq
+from ..memory import release_free_memory
 
 
 class Operator:
@@ -270,6 +272,10 @@ class Operator:
         if stats.starts is not None:  # several workers: when it ran, to compare across them
             stats.starts.append(start)
         flow.work.activations += 1
+        if n_in + self._emitted >= tuning.RELEASE_AFTER_ROWS:
+            # a large run's temporaries are freed by now (its inputs with this frame)
+            inputs = pending = batch = None
+            release_free_memory()
 
     def _released(self, t: tuple, taken: int) -> None:
         """A run at ``t`` took ``taken`` counted batches.  Their pointstamps go only now that
