@@ -8,9 +8,11 @@ its high-water mark, and the next large run adds its own live data on top.  ``ma
 returns the whole free pages inside the heap (``madvise``) without changing any setting of
 the allocator, so the notebook's other libraries see the same ``malloc`` as before.
 
-Measured on the 3.4M-edge connected components from scratch (``python -m benchmarks cc
---dataset random-400k-3.4m``): see :data:`~ddlab.engine.tuning.RELEASE_AFTER_ROWS`.  Where
-the C library has no ``malloc_trim`` (macOS, musl) this does nothing.
+The price: pages given back are faulted in again when the heap reuses them, so it is done
+only after runs large enough for that to be a few percent of their time.  Measured on the
+3.4M-edge connected components from scratch (``python -m benchmarks cc --dataset
+random-400k-3.4m``): see :data:`~ddlab.engine.tuning.RELEASE_AFTER_ROWS`.  Where the C library
+has no ``malloc_trim`` (macOS, musl) this does nothing.
 """
 from __future__ import annotations
 

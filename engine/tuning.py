@@ -171,9 +171,11 @@ RADIX_SORT_ROWS = 4096
 KERNEL_KEEP_ROWS = 65536
 #: An operator run, or a step, that took in or sent at least this many rows hands the free
 #: pages of the heap back to the system when it ends (:mod:`~ddlab.engine.memory`).  3.4M-edge
-#: CC from scratch: 39 such calls, 38-48 ms of a 9-12 s step; peak RSS 1,194 -> 1,078 MB and
-#: 962 -> 881 MB after the step (100,000 rows: 99 calls, the same peak).
-RELEASE_AFTER_ROWS = 1_000_000
+#: CC from scratch (peak RSS 1,176-1,197 MB without): 1M rows: 39 calls, peak 1,071-1,079 MB,
+#: 60,000 more page faults (the pages given back are faulted in again when the heap reuses
+#: them: about 0.2 s of system time, 2-3% of the step); 2M: 29 calls, 1,071 MB, 45,000;
+#: 3M: 17 calls, 1,078-1,094 MB, 20,000; 8M: only the step's own call, no lower peak.
+RELEASE_AFTER_ROWS = 2_000_000
 
 # -- algorithms (algorithms/graphs.py) ---------------------------------------------------------
 #: ``connected_components(prioritized=None)`` takes the prioritized fixed point when the first
