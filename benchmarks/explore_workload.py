@@ -35,6 +35,8 @@ import time
 
 import numpy as np
 
+from .rss import resident_mb
+
 
 class _Recorder:
     """Bytes handed to the front end, summed over comm messages since the last reset."""
@@ -57,12 +59,6 @@ def _recording_comms(recorder: _Recorder):
                 recorder.bytes += memoryview(buf).nbytes
 
     comm.create_comm = lambda *a, **k: RecordingComm(*a, **k)
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        pages = int(f.read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def _moves(n: int, steps: int, start: int, seed: int) -> list[int]:
@@ -120,7 +116,7 @@ def run(args):
         assert ex.position == target, ex.status.value
         if i in (100, n_moves):
             gc.collect()
-            rss[i] = _rss_mb()
+            rss[i] = resident_mb()
     # the window settles: reference lines of the current window, and this move's share
     settle, fraction = [], []
     rng = np.random.default_rng(args.seed + 2)

@@ -14,7 +14,6 @@ label (see :func:`adversarial_deletions`).  CC rows add ``update_vs_scipy`` and
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 from contextlib import nullcontext
 
@@ -24,11 +23,8 @@ import ddlab
 from ddlab.engine import algorithms
 
 from .datasets import edges as load_edges
+from .rss import peak_mb, resident_mb
 from .work import WorkMeter, python_calls
-
-
-def _rss_mb() -> float:
-    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1)
 
 
 def _random_updates(args, rows, weighted, present):
@@ -93,6 +89,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
     """Build ``program`` over an edge input, load ``edge_df``, then time single-edge updates
     (random, or ``--updates adversarial``)."""
     cols = ["src", "dst", "w"] if weighted else ["src", "dst"]
+    before = resident_mb()  # the process and the edge frame, before the dataflow exists
     # no row budget: plain propagation on 3.4M edges emits more than the default 20M rows
     # per operator in its first epoch, which the budget (a notebook's safety net) refuses
     flow = ddlab.Dataflow(max_rows_per_epoch=None)
@@ -110,7 +107,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
     edge_input.insert(edge_df[cols])
     flow.step()
     initial = time.perf_counter() - start
-    initial_rss = _rss_mb()  # the from-scratch run's peak, before the harness builds its sets
+    initial_rss = peak_mb()  # the from-scratch run's peak, before the harness builds its sets
     delivered.clear()
 
     rows = edge_df[cols].to_numpy()
@@ -157,13 +154,16 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
         "nodes": int(len(np.unique(rows[:, :2]))),
         "initial_s": round(initial, 3),
         "initial_peak_rss_mb": initial_rss,
+        "rss_before_flow_mb": round(before, 1),
+        # what the from-scratch run added above it (its peak, when that is the process's)
+        "engine_peak_mb": round(initial_rss - before, 1),
         "update_median_ms": round(float(np.median(lat)), 3),
         "update_p99_ms": round(float(np.percentile(lat, 99)), 3),
         # CPU time of this process: less sensitive than wall time to a busy shared machine
         "update_median_cpu_ms": round(float(np.median(cpu)), 3),
         "updates": int(len(lat)),
         "retained_updates": flow.retained_updates(),
-        "peak_rss_mb": _rss_mb(),  # before any baseline allocates
+        "peak_rss_mb": peak_mb(),  # before any baseline allocates
         **work,
     }
     if args.adversarial:

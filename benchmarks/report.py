@@ -133,6 +133,7 @@ def write_markdown(results):
             continue
         other = []
         for k in ("update_median_cpu_ms", "update_vs_scipy", "initial_vs_scipy", "initial_peak_rss_mb",
+                  "engine_peak_mb",
                   "adversarial_max_ms",
                   "adversarial_max_vs_scipy", "choice", "matches_networkx", "sources", "reached",
                   "state_growth", "slide_work_fraction", "load_and_window_s",

@@ -27,19 +27,14 @@ the move turns around), 10% jumps to a uniformly drawn position (one combined ep
 from __future__ import annotations
 
 import gc
-import os
 from time import perf_counter, process_time
 
 import numpy as np
 
+from .rss import resident_mb
+
 WINDOWS = {"twitter24h": ("1h", "1min"), "collegemsg": ("7d", "1d")}
 CHECK_AT = 1_000
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as fh:
-        pages = int(fh.read().split()[1])
-    return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
 def run(args) -> dict:
@@ -47,6 +42,10 @@ def run(args) -> dict:
     if dataset not in WINDOWS:
         raise SystemExit(f"soak: dataset must be one of {sorted(WINDOWS)}, not {dataset!r}")
     moves = int(getattr(args, "moves", None) or 10_000)
+    if moves < 2 * CHECK_AT:
+        raise SystemExit(f"soak: --moves must be at least {2 * CHECK_AT:,} (the session's first "
+                         f"{CHECK_AT:,} moves are compared with its last {CHECK_AT:,}), "
+                         f"not {moves:,}")
     width, step = WINDOWS[dataset]
 
     import ddlab
@@ -97,7 +96,7 @@ def run(args) -> dict:
         kinds[kind] += 1
         if m in (CHECK_AT, moves):
             gc.collect()
-            checks[m] = {"retained": flow.retained_updates(), "rss_mb": _rss_mb(),
+            checks[m] = {"retained": flow.retained_updates(), "rss_mb": resident_mb(),
                          "labels": len(labels), "degrees": len(degrees)}
     first, last = checks[CHECK_AT], checks[moves]
     assert (first["labels"], first["degrees"]) == (last["labels"], last["degrees"]), \

@@ -42,14 +42,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .datasets import DatasetUnavailable, edges as dataset_edges, events
-
-
-def _rss_mb() -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024.0
-    return float("nan")
+from .rss import resident_mb
 
 
 def _retained_input_kb(flow) -> float:
@@ -329,7 +322,7 @@ def run(args):
         return {"workload": "why", "dataset": dataset, "variant": variant,
                 "skipped": f"dataset absent: {err}"}
     gc.collect()
-    rss_setup = _rss_mb()
+    rss_setup = resident_mb()
     result = {"workload": "why", "dataset": dataset, "variant": variant, **info,
               "edges": sum(1 for m in held.values() if m > 0),
               "rss_after_setup_mb": round(rss_setup, 1),
@@ -362,7 +355,7 @@ def run(args):
         sizes.append(n_edges)
         lengths.append((n_edges, max(1, nx.shortest_path_length(graph, rec[1], node))))
     gc.collect()
-    rss_queries = _rss_mb()
+    rss_queries = resident_mb()
     t = time.perf_counter()
     loops = flow.why_loop()
     why_loop_ms = (time.perf_counter() - t) * 1000
@@ -382,6 +375,6 @@ def run(args):
         "why_loop_ms": round(why_loop_ms, 1), "why_loop_agrees": all(a.agrees for a in loops),
         "why_cost_ms": round(why_cost_ms, 1), "why_cost_adds_up": cost.adds_up(),
         "rss_after_queries_mb": round(rss_queries, 1),
-        "rss_after_why_loop_mb": round(_rss_mb(), 1),
+        "rss_after_why_loop_mb": round(resident_mb(), 1),
     })
     return result

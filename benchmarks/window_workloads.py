@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from contextlib import nullcontext
 
-import resource
 import time
 
 import numpy as np
@@ -25,6 +24,7 @@ import ddlab
 from ddlab.engine import algorithms
 
 from .datasets import events as load_events
+from .rss import peak_mb
 from .work import WorkMeter, python_calls
 
 
@@ -137,7 +137,7 @@ def run_window_scc(args):
         "retained_after_60": retained.get(60), "retained_after_all": retained.get(steps),
         "state_growth": round(retained[steps] / retained[60], 3) if 60 in retained else None,
         "components_with_top_label": len(view),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0, 1),
+        "peak_rss_mb": peak_mb(),
         **work,
         **shares,
     }
