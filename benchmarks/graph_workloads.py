@@ -10,7 +10,12 @@ that ddlab's final answer equals networkx's.
 propagation: deleting, one by one, every edge of the node that holds its component's minimum
 label (see :func:`adversarial_deletions`).  CC rows add ``update_vs_scipy`` and
 ``initial_vs_scipy`` (ours over scipy's from-scratch recompute in the same run);
-``--profile`` prints where the updates' time goes (:mod:`benchmarks.profile`)."""
+``--profile`` prints where the updates' time goes (:mod:`benchmarks.profile`).
+
+Memory: ``initial_peak_rss_mb`` is the process's peak right after the from-scratch step;
+``rss_before_flow_mb`` what it held before the dataflow existed (Python, numpy, pandas, numba
+and the edge frame); ``engine_peak_mb`` the difference, the from-scratch run's own peak;
+``peak_rss_mb`` the peak at the end, the harness's sets and checks included."""
 from __future__ import annotations
 
 import argparse
