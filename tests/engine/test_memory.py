@@ -52,3 +52,20 @@ def test_only_large_runs_and_steps_release(monkeypatch):
     assert "run" in calls and calls[-1] == "step", calls
     assert counts.to_dict() == {(r, sum(1 for x in range(150) if x % 3 == r)): 1
                                 for r in range(3)}
+
+
+def test_compact_gives_its_merges_temporaries_back(monkeypatch):
+    calls = []
+    monkeypatch.setattr("ddlab.engine.dataflow.release_free_memory",
+                        lambda: calls.append("compact"))
+    flow = Dataflow()
+    xs = flow.input("xs")
+    distinct = xs.distinct().view()
+    xs.insert([1, 2, 3])
+    flow.step()
+    xs.remove([2])
+    flow.step()
+    calls.clear()
+    flow.compact()
+    assert calls == ["compact"]
+    assert distinct.to_dict() == {1: 1, 3: 1}
