@@ -273,7 +273,7 @@ class Operator:
             stats.starts.append(start)
         flow.work.activations += 1
         if n_in + self._emitted >= tuning.RELEASE_AFTER_ROWS:
-            # a large run's temporaries are freed by now (its inputs with this frame)
+            # its temporaries are freed by now; its input batches go with these names
             inputs = pending = batch = None
             release_free_memory()
 
