@@ -6,6 +6,7 @@ import numpy as np
 from .. import tuning
 from ..collection import Collection
 from ..operators.choose import SizeChoice
+from ..why.witness import attach, shortest_path
 
 
 def _undirected(edges: Collection) -> Collection:
@@ -228,6 +229,8 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
     ``False`` uses plain label propagation (fewer, cheaper steps on small changing windows);
     ``None`` (default) chooses by the first load: prioritized from
     :data:`~ddlab.engine.tuning.SCC_PRIORITIZED_FROM_EDGES` edges, plain below (see :func:`explain_choice`).
+    ``flow.why`` explains an edge of the result by a shortest cycle through it (a witness,
+    :mod:`~ddlab.engine.why.witness`), checked by replay like any explanation.
 
     >>> flow = Dataflow(); edges = flow.input("edges")
     >>> scc = strongly_connected_components(edges).view()
@@ -244,4 +247,17 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
         return _trim(_trim(cycle, graph, prioritized, max_iterations), reverse, prioritized,
                      max_iterations)
 
-    return graph.iterate(body, max_iterations=max_iterations, name="scc").rename("src", "dst")
+    result = graph.iterate(body, max_iterations=max_iterations, name="scc").rename("src", "dst")
+    return attach(result, edges, _cycle_through, "a cycle through the edge")
+
+
+def _cycle_through(record, out_edges) -> list | None:
+    """Records of ``edges`` forming a cycle through the SCC edge ``record``: the edge and a
+    shortest path back (``flow.why``'s witness: an edge lies inside a strongly connected
+    component exactly when such a cycle exists, and on the cycle alone the program keeps it)."""
+    u, v = record[0], record[1]
+    edge = next((r for dst, r in out_edges([u]).get(u, ()) if dst == v), None)
+    back = shortest_path(v, u, out_edges) if edge is not None else None
+    if back is None:
+        return None
+    return list(dict.fromkeys([edge] + back))

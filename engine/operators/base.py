@@ -32,6 +32,9 @@ class Operator:
     #: (explanations) whether its steps are shown in a derivation (``Explanation.nodes()``):
     #: operators that compute something; the rest (arrangements, loop edges) is plumbing
     shown_in_derivations = False
+    #: (explanations) an algorithm's own short reason for the records of its result, set on
+    #: the operator producing it (:class:`~ddlab.engine.why.witness.Witness`), else ``None``
+    witness = None
     #: operators fused into this one (see :mod:`~ddlab.engine.fusion`), upstream first: each
     #: runs at the start of this operator's run at the same time, instead of being scheduled
     fused: tuple = ()

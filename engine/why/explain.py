@@ -9,9 +9,11 @@ multiplicity of the same sign.  What is exact and what is a bound:
 - the explanation returned is always sufficient (``verified``); its multiplicity on replay
   is reported (``reproduced``), equal to the current one when every step was exact;
 - ``method="concise"``: one derivation per record, winners only for min/max/top-k,
-  first iteration in loops.  Concise is a heuristic in one respect: a winner or a first-
-  iteration derivation is sufficient when the program is monotone on the way (more input,
-  never fewer results); programs with negation, ``except``, thresholds or aggregates feeding
+  first iteration in loops; where an algorithm attached a witness to its result, the
+  witness's records (an SCC edge: a shortest cycle through it, :mod:`.witness`), and if
+  that fails its check, the operators' own rules.  Concise is a heuristic in one respect:
+  a winner or a first-iteration derivation is sufficient when the program is monotone on
+  the way (more input, never fewer results); programs with negation, ``except``, thresholds or aggregates feeding
   back into a loop can defeat it, and then the check fails and
 - ``method="exact"``: every derivation of the record (whole groups all the way), sufficient
   whenever the program keeps no records that appear only on fewer inputs; and if even that
@@ -130,8 +132,8 @@ class Explanation:
             if keep is not None:
                 return bool(keep(self.steps[key].op))
             op = self.steps[key].op
-            if shown is SHOWN:
-                return op.shown_in_derivations
+            if shown is SHOWN:      # and a result with a witness: its note is the reason
+                return op.shown_in_derivations or op.witness is not None
             return shown is None or op.kind in shown
 
         def below(key, seen):
@@ -334,9 +336,12 @@ def _explain(flow, collection, record, verify, budget, names) -> Explanation:
         result.seconds = time.perf_counter() - start
         return result
     replayer = None
-    attempts = [("concise", False), ("exact", True)]
-    for method, exact in attempts:
-        tracer = lineage.Tracer(flow, Histories(flow, budget), exact_only=exact)
+    # an algorithm's witness first (:mod:`.witness`); if its check fails, the operators' rules
+    attempts = [("concise", False, True), ("exact", True, False)]
+    while attempts:
+        method, exact, witnesses = attempts.pop(0)
+        tracer = lineage.Tracer(flow, Histories(flow, budget), exact_only=exact,
+                                witnesses=witnesses)
         began = time.perf_counter()
         try:
             tracer.run(op, rec)
@@ -363,8 +368,16 @@ def _explain(flow, collection, record, verify, budget, names) -> Explanation:
             finally:
                 _add_time(result, "check", began)
             if got * mult <= 0:
+                size = sum(map(len, facts.values()))
+                if tracer.witnessed:
+                    result.notes.append(
+                        f"the witness of {', '.join(tracer.witnessed)} ({size} records) did "
+                        f"not reproduce the record on replay (multiplicity {got}): explained "
+                        f"by the operators' own rules instead")
+                    attempts.insert(0, ("concise", False, False))
+                    continue
                 result.notes.append(
-                    f"the {method} explanation ({sum(map(len, facts.values()))} records) did "
+                    f"the {method} explanation ({size} records) did "
                     f"not reproduce the record on replay (multiplicity {got}): the program is "
                     f"not monotone on its way")
                 continue

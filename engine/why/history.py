@@ -213,6 +213,25 @@ class Histories:
             self._charge(len(found))
         return found
 
+    def per_epoch(self, key, build):
+        """The value of ``build() -> (value, rows)``, computed once per epoch for ``key`` and
+        kept in the epoch's store (what every explanation of the epoch would otherwise
+        rebuild: a witness's index of its argument), counted there as ``rows`` rows; it
+        must hold records and numbers, never an operator."""
+        store = self._store
+        found = store.memo.get(("per epoch",) + key)
+        if found is None:
+            found, rows = build()
+            store.memo[("per epoch",) + key] = found
+            store.kept(rows)
+        return found
+
+    def rows_held(self, op) -> int | None:
+        """How many rows the trace holding ``op``'s history has (``None``: it is derived
+        from its inputs), to choose between reading it whole and by key."""
+        trace = self._trace_for(op, None)
+        return None if trace is None else len(trace)
+
     def matcher(self, pattern):
         """:func:`matcher` of ``pattern``, built once per epoch."""
         matchers = self._store.matchers

@@ -66,10 +66,14 @@ class Step:
 class Tracer:
     """One backward trace over one flow's retained state."""
 
-    def __init__(self, flow, hist: Histories | None = None, exact_only: bool = False):
+    def __init__(self, flow, hist: Histories | None = None, exact_only: bool = False,
+                 witnesses: bool = True):
         self.flow = flow
         self.hist = hist or Histories(flow)
         self.exact_only = exact_only
+        self.witnesses = witnesses and not exact_only
+        #: the labels of the operators whose witness (:mod:`.witness`) gave a derivation
+        self.witnessed: list = []
         self.steps: dict = {}
         self.facts: dict = {}      # input op id -> {record: multiplicity}
         self.root_key = None
@@ -199,6 +203,13 @@ class Tracer:
 
     # -- the operators' rules ------------------------------------------------------------------
     def _present(self, step, op, rec, t, sign):
+        witness = op.witness
+        if witness is not None and self.witnesses and not t and sign > 0:
+            found = witness.demands(self, step, rec)     # an algorithm's own reason
+            if found is not None:
+                if op.label not in self.witnessed:
+                    self.witnessed.append(op.label)
+                return found
         return op.explain_present(self, step, rec, t, sign)
 
     def _exact(self, step, op, pattern, t, content):

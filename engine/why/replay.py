@@ -56,6 +56,7 @@ class Replay:
                              flow.max_iterations, stats_epochs=1, max_rows_per_epoch=None,
                              retain_inputs=True, workers=1)
         scopes = {id(flow.root): self.flow.root}
+        by_id = {op.id: op for op in flow.operators}
         copies: dict = {}
         deferred = []   # (copy, original input op) edges to ops built later (loop feedback)
         self.inputs: dict = {}
@@ -90,6 +91,10 @@ class Replay:
             deferred.extend((new, up) for up in later)
         for new, up in deferred:
             new.add_input(copies[up.id])
+        for op_id, new in copies.items():       # an algorithm's witness reads the copies
+            witness = by_id[op_id].witness
+            if witness is not None and witness.argument.id in copies:
+                new.witness = witness.moved_to(copies[witness.argument.id])
         self._copies = copies
         self.target = Collection(copies[target.id]) if target is not None else None
         self._view = self.target.view() if target is not None else None
