@@ -13,8 +13,9 @@ multiplicity of the same sign.  What is exact and what is a bound:
   witness's records (an SCC edge: a shortest cycle through it, :mod:`.witness`), and if
   that fails its check, the operators' own rules.  Concise is a heuristic in one respect:
   a winner or a first-iteration derivation is sufficient when the program is monotone on
-  the way (more input, never fewer results); programs with negation, ``except``, thresholds or aggregates feeding
-  back into a loop can defeat it, and then the check fails and
+  the way (more input, never fewer results); programs with negation, ``except``,
+  thresholds or aggregates feeding back into a loop can defeat it, and then the check
+  fails and
 - ``method="exact"``: every derivation of the record (whole groups all the way), sufficient
   whenever the program keeps no records that appear only on fewer inputs; and if even that
   check fails,
@@ -24,7 +25,9 @@ multiplicity of the same sign.  What is exact and what is a bound:
 Minimality: the concise explanation is small, not minimum: for label propagation it is a
 path of the breadth-first search (its length is the node's distance to the winning label, in
 plain propagation; in prioritized propagation the distance within the winning priority class,
-which is also the graph distance because the component's minimum is never blocked).
+which is also the graph distance because the component's minimum is never blocked).  An SCC
+edge's witness is a minimum: no fewer edges than a shortest cycle through it keep it inside a
+component.
 """
 from __future__ import annotations
 
