@@ -251,13 +251,13 @@ def strongly_connected_components(edges: Collection, max_iterations: int | None 
     return attach(result, edges, _cycle_through, "a cycle through the edge")
 
 
-def _cycle_through(record, out_edges) -> list | None:
+def _cycle_through(record, edges) -> list | None:
     """Records of ``edges`` forming a cycle through the SCC edge ``record``: the edge and a
     shortest path back (``flow.why``'s witness: an edge lies inside a strongly connected
     component exactly when such a cycle exists, and on the cycle alone the program keeps it)."""
     u, v = record[0], record[1]
-    edge = next((r for dst, r in out_edges([u]).get(u, ()) if dst == v), None)
-    back = shortest_path(v, u, out_edges) if edge is not None else None
+    edge = next((r for dst, r in edges.out_edges([u]).get(u, ()) if dst == v), None)
+    back = shortest_path(v, u, edges) if edge is not None else None
     if back is None:
         return None
     return list(dict.fromkeys([edge] + back))

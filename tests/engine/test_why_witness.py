@@ -99,7 +99,7 @@ def test_a_witness_that_fails_its_check_gives_way_to_the_operators_rules():
     edges.insert([(1, 2), (2, 3), (3, 4), (7, 8)])
     flow.step()
     honest = flow.why(labels, (4, 1))
-    witness.attach(labels, edges, lambda record, out_edges: [(7, 8)], "an unrelated edge")
+    witness.attach(labels, edges, lambda record, edges: [(7, 8)], "an unrelated edge")
     why = flow.why(labels, (4, 1))
     assert why.verified and why.method == "concise"
     assert why.records() == honest.records() == {"edges": {(1, 2): 1, (2, 3): 1, (3, 4): 1}}
@@ -131,3 +131,40 @@ def test_an_edge_that_left_is_explained_by_its_old_cycle_and_the_cut():
     assert why.previous.records() == {"edges": {(3, 4): 1, (4, 5): 1, (5, 3): 1}}
     assert why.previous.nodes()[0]["note"].startswith("a cycle through the edge")
     assert why.removed_by["edges"][["src", "dst", "diff"]].values.tolist() == [[5, 3, -1]]
+
+
+class _DictEdges:
+    """:class:`witness.Edges` over a plain edge list, for the search alone."""
+
+    def __init__(self, edge_list):
+        content = {e: 1 for e in edge_list}
+        self._out, self._in = witness._index(content, 0, 1), witness._index(content, 1, 0)
+
+    def out_edges(self, nodes):
+        return self._out
+
+    def in_edges(self, nodes):
+        return self._in
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_search_from_both_ends_finds_shortest_paths(seed):
+    """Against networkx on random graphs, sparse and branching: a path of the shortest
+    length, made of the graph's edges, from start to goal; ``None`` where there is none."""
+    import random
+
+    rng = random.Random(seed)
+    nodes, m = (40, 60) if seed % 2 else (60, 400)
+    edge_list = sorted(nx.gnm_random_graph(nodes, m, seed=seed, directed=True).edges)
+    graph, edges = nx.DiGraph(edge_list), _DictEdges(edge_list)
+    graph.add_nodes_from(range(nodes))
+    for _ in range(150):
+        a, b = rng.randrange(nodes), rng.randrange(nodes)
+        path = witness.shortest_path(a, b, edges)
+        if not nx.has_path(graph, a, b):
+            assert path is None
+            continue
+        assert len(path) == nx.shortest_path_length(graph, a, b)
+        assert all(graph.has_edge(*e) for e in path)
+        walk = [a] + [e[1] for e in path]
+        assert walk[-1] == b and all(e[0] == w for e, w in zip(path, walk))
