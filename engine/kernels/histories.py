@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import logics
-from .logics import lexsort_segment
+from .sorting import lexsort_segment
 
 
 @njit(cache=True)

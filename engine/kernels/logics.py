@@ -26,22 +26,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .sorting import lexsort_segment
 from .spec import COUNT, SUM, MIN, MAX, DISTINCT, GIVEN  # noqa: F401
 
 #: ``MIN``/``MAX`` try this many candidate values per key before sorting the key's rows.
 EXTREME_PASSES = 4
-_INSERTION = 16
-
-
-@njit(cache=True)
-def _less(cols, a, b, lo, hi):
-    """Whether row ``a`` sorts before row ``b`` on fields ``lo..hi-1`` of ``cols``."""
-    for j in range(lo, hi):
-        x = cols[j, a]
-        y = cols[j, b]
-        if x != y:
-            return x < y
-    return False
 
 
 @njit(cache=True)
@@ -50,50 +39,6 @@ def _same(cols, a, b, lo, hi):
         if cols[j, a] != cols[j, b]:
             return False
     return True
-
-
-@njit(cache=True)
-def lexsort_segment(cols, idx, lo, hi, tmp):
-    """Sort ``idx[lo:hi]`` (row numbers) by all fields of ``cols``, lexicographically
-    (insertion sort on short runs, then bottom-up merges; ``tmp`` as long as ``idx``)."""
-    nf = cols.shape[0]
-    for s in range(lo, hi, _INSERTION):
-        e = min(s + _INSERTION, hi)
-        for i in range(s + 1, e):
-            v = idx[i]
-            j = i - 1
-            while j >= s and _less(cols, v, idx[j], 0, nf):
-                idx[j + 1] = idx[j]
-                j -= 1
-            idx[j + 1] = v
-    width = _INSERTION
-    src, dst = idx, tmp
-    while width < hi - lo:
-        for s in range(lo, hi, 2 * width):
-            mid = min(s + width, hi)
-            e = min(s + 2 * width, hi)
-            i, j, k = s, mid, s
-            while i < mid and j < e:
-                if _less(cols, src[j], src[i], 0, nf):
-                    dst[k] = src[j]
-                    j += 1
-                else:
-                    dst[k] = src[i]
-                    i += 1
-                k += 1
-            while i < mid:
-                dst[k] = src[i]
-                i += 1
-                k += 1
-            while j < e:
-                dst[k] = src[j]
-                j += 1
-                k += 1
-        src, dst = dst, src
-        width *= 2
-    if src is not idx:
-        for i in range(lo, hi):
-            idx[i] = src[i]
 
 
 @njit(cache=True)
@@ -144,6 +89,16 @@ def sort_rows(cols, n):
                 vals[i] = (vals[i] << b) | (cols[f, i] - lo)
     lexsort_segment(vals.reshape(1, n), idx, 0, n, tmp)  # one packed field
     return idx
+
+
+@njit(cache=True)
+def _all_same(cols, lo, hi):
+    """Whether rows ``lo..hi-1`` hold one record (a key's record at several times: most
+    keys of a record-keyed ``distinct``)."""
+    for i in range(lo + 1, hi):
+        if not _same(cols, lo, i, 0, cols.shape[0]):
+            return False
+    return True
 
 
 @njit(cache=True)
@@ -213,11 +168,14 @@ def consolidate_by_key(rows, n, nkeys, arity):
     m = 0
     for g in range(nkeys):
         lo, hi = starts[g], starts[g + 1]
-        if hi - lo == 1:  # (most keys of a large run: no call, nothing to sort)
-            if diffs[lo] != 0:
+        if hi - lo == 1 or (hi > lo and _all_same(cols, lo, hi)):  # (nothing to sort)
+            total = 0
+            for i in range(lo, hi):
+                total += diffs[i]
+            if total != 0:
                 for f in range(arity):
                     out_cols[f, m] = cols[f, lo]
-                out_w[m] = diffs[lo]
+                out_w[m] = total
                 m += 1
         elif hi > lo:
             m = _consolidate_segment(cols, diffs, lo, hi, idx, tmp, out_cols, out_w, m)
@@ -349,7 +307,18 @@ def evaluate_by_key(logic, kn, key_is_code, rows, n, nkeys, arity):
                         m += 1
                     done = True
         if not done:
-            c = _consolidate_segment(cols, diffs, lo, hi, idx, tmp, acc_cols, acc_w, 0)
+            if _all_same(cols, lo, hi):  # (one record at several times: a sum, no sort)
+                total = 0
+                for i in range(lo, hi):
+                    total += diffs[i]
+                c = 0
+                if total != 0:
+                    for f in range(arity):
+                        acc_cols[f, 0] = cols[f, lo]
+                    acc_w[0] = total
+                    c = 1
+            else:
+                c = _consolidate_segment(cols, diffs, lo, hi, idx, tmp, acc_cols, acc_w, 0)
             m = _evaluate_segment(logic, kn, acc_cols, acc_w, 0, c, out_cols, out_w, m)
         out_starts[g + 1] = m
     return out_cols[:, :m], out_w[:m], out_starts

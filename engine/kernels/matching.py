@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from .histories import key_range, lower_bound, upper_bound
-from .logics import lexsort_segment, sort_rows, _same
+from .logics import sort_rows, _same
+from .sorting import lexsort_segment
 
 
 @njit(cache=True)

@@ -237,6 +237,43 @@ def test_radix_sort_equals_numpy_sort(values, bits, spread):
     np.testing.assert_array_equal(got, np.sort(arr))
 
 
+@pytest.mark.parametrize("case", ["small fields", "hashes", "int32", "wide", "equal", "signed"])
+@pytest.mark.parametrize("n", [1500, 40000])
+def test_a_long_segment_sorts_as_a_stable_lexicographic_sort(case, n):
+    """``lexsort_segment`` on segments past ``RADIX_MIN`` (the radix path) orders row numbers
+    as numpy's stable lexsort does, rows before and after the segment untouched: fields of
+    a few bits (position packed below the keys), 64-bit hashes (positions carried beside
+    them), int32 fields, ranges over 64 bits together (the merge sort), all rows equal, and
+    fields spanning negative and positive values."""
+    from ddlab.engine.kernels import sorting
+
+    assert n >= sorting.RADIX_MIN
+    rng = np.random.default_rng(n + len(case))
+    if case == "small fields":
+        cols = np.vstack([rng.integers(0, 3, n), rng.integers(0, 40, n), rng.integers(0, 900, n)])
+    elif case == "hashes":
+        cols = rng.integers(-2**63, 2**63 - 1, (1, n), dtype=np.int64)
+        cols[0, ::7] = cols[0, 3]  # repeats: the tie-break by position decides their order
+    elif case == "int32":
+        cols = rng.integers(-2**31, 2**31 - 1, (2, n)).astype(np.int32)
+    elif case == "wide":
+        cols = rng.integers(0, 2**40, (2, n))  # 80 bits: the merges
+    elif case == "equal":
+        cols = np.full((2, n), 7)
+    else:
+        cols = rng.integers(-50, 50, (3, n))
+    cols = np.ascontiguousarray(cols)
+    lo, hi = 5, n - 3
+    idx = rng.permutation(n).astype(np.int64)
+    seg = idx[lo:hi].copy()
+    want = seg[np.lexsort(cols[::-1][:, seg])]  # stable, last key most significant
+    got = idx.copy()
+    sorting.lexsort_segment(cols, got, lo, hi, np.empty(n, dtype=np.int64))
+    np.testing.assert_array_equal(got[lo:hi], want)
+    np.testing.assert_array_equal(got[:lo], idx[:lo])
+    np.testing.assert_array_equal(got[hi:], idx[hi:])
+
+
 @pytest.mark.parametrize("n", [5000, 70000])
 def test_consolidation_with_the_radix_sort_equals_numpy(n):
     """A packed consolidation of rows in no order past ``RADIX_SORT_ROWS`` (the radix sort)
