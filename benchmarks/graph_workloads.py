@@ -94,7 +94,7 @@ def _run(program, edge_df, args, weighted=False, roots=None, profiler=None):
     """Build ``program`` over an edge input, load ``edge_df``, then time single-edge updates
     (random, or ``--updates adversarial``)."""
     cols = ["src", "dst", "w"] if weighted else ["src", "dst"]
-    before = resident_mb()  # the process and the edge frame, before the dataflow exists
+    before = resident_mb(live=True)  # the process and the edge frame, before the flow exists
     # no row budget: plain propagation on 3.4M edges emits more than the default 20M rows
     # per operator in its first epoch, which the budget (a notebook's safety net) refuses
     flow = ddlab.Dataflow(max_rows_per_epoch=None)

@@ -1,7 +1,7 @@
 """``rules``: transitive closure and shortest paths written as rules (``ddlab.rules``) beside
 the same computations written directly with the engine's operators, and beside a from-scratch
-recompute (networkx for the closure, scipy's Dijkstra for the paths), on a real graph in a
-sliding window at two window sizes.
+recompute in C (scipy: a breadth-first search from every node for the closure's pairs,
+Dijkstra for the paths), on a real graph in a sliding window at two window sizes.
 
 For each (query, window size): the first window from scratch, then ``--moves`` window moves
 (one epoch each, edges entering and leaving); medians of wall and CPU time per move.  The
