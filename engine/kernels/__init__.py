@@ -46,8 +46,9 @@ _state = {"checked": False, "available": False, "reason": None, "warned": False,
           "load_seconds": None, "waiting": False}
 #: Seconds between two checks of a background compilation (``active`` runs per operator).
 _POLL_SECONDS = 0.25
+#: the kernels' sources: a change to any of them makes the disk cache's stamp stale
 _SOURCES = ("histories.py", "logics.py", "matching.py", "reduce.py", "join.py", "rows.py",
-            "spec.py")
+            "sorting.py", "spec.py")
 
 
 def available() -> bool:

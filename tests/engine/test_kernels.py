@@ -237,6 +237,16 @@ def test_radix_sort_equals_numpy_sort(values, bits, spread):
     np.testing.assert_array_equal(got, np.sort(arr))
 
 
+def test_the_cache_stamp_covers_every_kernel_source():
+    """Every module of compiled kernels is in the stamp that says whether the disk cache is
+    warm for these sources (a module left out would be edited without the stamp changing)."""
+    from pathlib import Path
+
+    folder = Path(kernels.__file__).parent
+    modules = {p.name for p in folder.glob("*.py")} - {"__init__.py", "compile.py"}
+    assert modules == set(kernels._SOURCES)
+
+
 @pytest.mark.parametrize("case", ["small fields", "hashes", "int32", "wide", "equal", "signed"])
 @pytest.mark.parametrize("n", [1500, 40000])
 def test_a_long_segment_sorts_as_a_stable_lexicographic_sort(case, n):
