@@ -356,7 +356,7 @@ def merge_compact(a: np.ndarray, b: np.ndarray, time_row: int, epoch: int) -> np
 def sort_values(values: np.ndarray, bits: int) -> None:
     """Sort ``values`` (contiguous non-negative int64 below ``2**bits``) in place, by radix
     (a scratch array as long as ``values`` while it runs)."""
-    _rows_module().radix_sort(values, bits, np.empty(len(values), dtype=np.int64))
+    _rows_module().radix_sort(values, bits)
 
 
 def sort_by_key(data: np.ndarray) -> np.ndarray:

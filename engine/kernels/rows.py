@@ -141,4 +141,4 @@ def warm_up() -> None:
     merge_compact(np.array([[1, 2, 2], [3, 0, 1], [1, 1, -1]], dtype=np.int64),
                   np.array([[2], [1], [1]], dtype=np.int64), 1, 1)
     values = np.array([5, 3, 4], dtype=np.int64)
-    radix_sort(values, 3, np.empty(3, dtype=np.int64))
+    radix_sort(values, 3)

@@ -202,40 +202,8 @@ def radix_sort_keys(keys, payload, bits):
 
 
 @njit(cache=True)
-def radix_sort(values, bits, tmp):
-    """Sort ``values`` (non-negative int64 below ``2**bits``) in place: least significant
-    digit first, :data:`RADIX_BITS` bits a pass, a pass skipped when every value has the
-    same digit there; ``tmp`` is scratch as long as ``values``.  Linear in the rows: 3.4M
-    packed rows of 40 bits in 59 ms against 200 ms for numpy's sort (which compares)."""
-    n = len(values)
-    src, dst = values, tmp
-    counts = np.empty((1 << RADIX_BITS) + 1, dtype=np.int64)
-    swapped = False
-    shift = 0
-    while shift < bits:
-        width = min(RADIX_BITS, bits - shift)
-        mask = (1 << width) - 1
-        buckets = 1 << width
-        for d in range(buckets + 1):
-            counts[d] = 0
-        for i in range(n):
-            counts[((src[i] >> shift) & mask) + 1] += 1
-        same = False
-        for d in range(buckets):
-            if counts[d + 1] == n:
-                same = True
-                break
-        if not same:
-            for d in range(buckets):
-                counts[d + 1] += counts[d]
-            for i in range(n):
-                v = src[i]
-                d = (v >> shift) & mask
-                dst[counts[d]] = v
-                counts[d] += 1
-            src, dst = dst, src
-            swapped = not swapped
-        shift += width
-    if swapped:
-        for i in range(n):
-            values[i] = src[i]
+def radix_sort(values, bits):
+    """Sort ``values`` (contiguous non-negative int64 below ``2**bits``) in place, by
+    :func:`radix_sort_keys` on their bits.  Linear in the rows: 3.4M packed rows of 40 bits
+    in 59 ms against 200 ms for numpy's sort (which compares)."""
+    radix_sort_keys(values.view(np.uint64), np.empty(0, dtype=np.int64), bits)
