@@ -56,7 +56,7 @@ _LAYERS = {
     "trace/reader.py": {"*": _LOOKUPS},
     "trace/layout.py": {"pack": _MAINTENANCE,
                         "is_sorted": _MAINTENANCE, "unpack": INHERIT, "take_columns": INHERIT,
-                        "packed_matrix": INHERIT, "narrowed": _MAINTENANCE,
+                        "packed_matrix": INHERIT, "narrowed": _MAINTENANCE, "trimmed": _MAINTENANCE,
                         "fits_narrow": _MAINTENANCE, "_narrows": _MAINTENANCE,
                         "narrow_query": _LOOKUPS,
                         "wide": INHERIT},

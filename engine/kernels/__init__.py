@@ -346,9 +346,13 @@ def merge_by_key_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
     _rows_module().merge_by_key_into(np.ascontiguousarray(a), np.ascontiguousarray(b), out)
 
 
-def merge_compact(a: np.ndarray, b: np.ndarray, time_row: int, epoch: int) -> np.ndarray:
+def merge_compact(a: np.ndarray, b: np.ndarray, time_row: int, epoch: int):
     """Two packed batches sorted by key code merged, their epoch coordinate (row
-    ``time_row``) advanced to ``epoch`` and their updates consolidated (no float fields)."""
+    ``time_row``) advanced to ``epoch`` and their updates consolidated (no float fields):
+    ``(out, m)``, the result being ``out[:, :m]`` (int64).  Narrowed (int32) batches are
+    read as they are when both are; a narrowed one merged with a wide one is widened."""
+    if a.dtype != b.dtype:
+        a, b = a.astype(np.int64), b.astype(np.int64)
     return _rows_module().merge_compact(np.ascontiguousarray(a), np.ascontiguousarray(b),
                                         time_row, epoch)
 

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import logics
-from .sorting import lexsort_segment
+from .sorting import RADIX_MIN, _bit_length, lexsort_segment, radix_sort_keys
 
 
 @njit(cache=True)
@@ -225,7 +225,9 @@ def scan_unsorted(data, m, keys, t, first, arity, rdepth, rows, n, later, nl):
 
 @njit(cache=True)
 def unique_codes(codes):
-    """Sorted distinct values of ``codes`` (the sort skipped when they already ascend)."""
+    """Sorted distinct values of ``codes`` (the sort skipped when they already ascend).  A
+    long unsorted run is radix-sorted as values less their minimum: no order among equal
+    codes to keep, so no positions move with them (hashed codes: 64 bits each)."""
     n = len(codes)
     ascending = True
     for i in range(1, n):
@@ -234,6 +236,21 @@ def unique_codes(codes):
             break
     if ascending:
         s = codes
+    elif n >= RADIX_MIN:
+        low = codes[0]
+        high = codes[0]
+        for i in range(1, n):
+            if codes[i] < low:
+                low = codes[i]
+            elif codes[i] > high:
+                high = codes[i]
+        shifted = np.empty(n, dtype=np.uint64)
+        for i in range(n):
+            shifted[i] = np.uint64(codes[i]) - np.uint64(low)
+        radix_sort_keys(shifted, np.empty(0, dtype=np.int64), _bit_length(np.uint64(high) - np.uint64(low)))
+        s = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            s[i] = np.int64(shifted[i] + np.uint64(low))
     else:
         idx = np.empty(n, dtype=np.int64)
         for i in range(n):

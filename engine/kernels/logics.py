@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .sorting import lexsort_segment
+from .sorting import lexsort_segment, pack_fields
 from .spec import COUNT, SUM, MIN, MAX, DISTINCT, GIVEN  # noqa: F401
 
 #: ``MIN``/``MAX`` try this many candidate values per key before sorting the key's rows.
@@ -45,7 +45,7 @@ def _same(cols, a, b, lo, hi):
 def sort_rows(cols, n):
     """A permutation of ``0..n-1`` sorting the columns ``cols[:, :n]`` lexicographically.
     When the fields' ranges fit in 63 bits together (node ids, labels, iterations, epochs),
-    each row is packed into one int64 and those are sorted (one comparison per step instead
+    each row is packed into one key and those are sorted (one comparison per step instead
     of one per field); otherwise the fields are compared one by one."""
     nf = cols.shape[0]
     idx = np.empty(n, dtype=np.int64)
@@ -54,40 +54,14 @@ def sort_rows(cols, n):
     tmp = np.empty(n, dtype=np.int64)
     if n < 2:
         return idx
-    lows = np.empty(nf, dtype=np.int64)
-    bits = np.empty(nf, dtype=np.int64)
-    total = 0
+    fields = np.empty(nf, dtype=np.int64)
     for f in range(nf):
-        lo = cols[f, 0]
-        hi = lo
-        for i in range(1, n):
-            v = cols[f, i]
-            if v < lo:
-                lo = v
-            elif v > hi:
-                hi = v
-        span = hi - lo
-        if span < 0:  # the range overflows int64
-            total = 64
-            break
-        b = 0
-        while span > 0:
-            span >>= 1
-            b += 1
-        lows[f] = lo
-        bits[f] = b
-        total += b
+        fields[f] = f
+    keys, lows, bits, total = pack_fields(cols, fields, n)
     if total > 63:
         lexsort_segment(cols, idx, 0, n, tmp)
-        return idx
-    vals = np.zeros(n, dtype=np.int64)
-    for f in range(nf):
-        b = bits[f]
-        if b:
-            lo = lows[f]
-            for i in range(n):
-                vals[i] = (vals[i] << b) | (cols[f, i] - lo)
-    lexsort_segment(vals.reshape(1, n), idx, 0, n, tmp)  # one packed field
+    else:  # one packed field
+        lexsort_segment(keys.view(np.int64).reshape(1, n), idx, 0, n, tmp)
     return idx
 
 

@@ -19,7 +19,7 @@ from numba import njit
 
 from .histories import key_range, lower_bound, upper_bound
 from .logics import sort_rows, _same
-from .sorting import lexsort_segment
+from .sorting import RADIX_MIN, lexsort_segment, pack_fields, radix_sort_keys
 
 
 @njit(cache=True)
@@ -139,7 +139,88 @@ def key_order(codes):
 def group_by_time(out, n, ncols, depth):
     """The pairs of ``out[:, :n]`` sorted by time then record, equal ones summed, zeros
     dropped: ``(cols (ncols, m), times (m, depth), diffs, starts)``, one run per distinct
-    time at ``starts[g]:starts[g + 1]``."""
+    time at ``starts[g]:starts[g + 1]``.
+
+    Each pair's time and record are packed into one key (:func:`~.sorting.pack_fields`) and
+    the keys radix-sorted with the pairs' diffs: equal pairs are then equal neighbours, a
+    time's run ends where the key's time bits change, and the fields are read back from
+    the sorted keys, so nothing is read through row numbers (comparing fields through them
+    cost a cache miss per field per pair: 128-145 ns a pair on the closure's moves, against
+    about 70 with the positions carried and the diffs read through them).  Pairs whose fields
+    need more than 63 bits are compared field by field."""
+    width = depth + ncols
+    rows = np.empty(width, dtype=np.int64)
+    for d in range(depth):
+        rows[d] = ncols + d
+    for c in range(ncols):
+        rows[depth + c] = c
+    keys, lows, bits, total = pack_fields(out, rows, n)
+    if total > 63 or n < 2:
+        return _group_by_time_compared(out, n, ncols, depth)
+    diff_row = ncols + depth
+    weights = np.empty(n, dtype=np.int64)  # the diffs, moved with their keys
+    if n >= RADIX_MIN:
+        for i in range(n):
+            weights[i] = out[diff_row, i]
+        radix_sort_keys(keys, weights, total)
+    else:
+        idx = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            idx[i] = i
+        tmp = np.empty(n, dtype=np.int64)
+        lexsort_segment(keys.view(np.int64).reshape(1, n), idx, 0, n, tmp)
+        ordered = np.empty(n, dtype=np.uint64)
+        for i in range(n):
+            ordered[i] = keys[idx[i]]
+            weights[i] = out[diff_row, idx[i]]
+        keys = ordered
+    record_bits = 0
+    for c in range(ncols):
+        record_bits += bits[depth + c]
+    time_shift = np.uint64(record_bits)
+    cols = np.empty((ncols, n), dtype=np.int64)
+    times = np.empty((n, depth), dtype=np.int64)
+    diffs = np.empty(n, dtype=np.int64)
+    starts = np.empty(n + 1, dtype=np.int64)
+    m = 0
+    groups = 0
+    last_time = np.uint64(0)
+    i = 0
+    while i < n:
+        key = keys[i]
+        w = weights[i]
+        j = i + 1
+        while j < n and keys[j] == key:
+            w += weights[j]
+            j += 1
+        if w != 0:
+            time_key = key >> time_shift
+            if groups == 0 or time_key != last_time:
+                starts[groups] = m
+                groups += 1
+                last_time = time_key
+            rest = key
+            for f in range(width - 1, -1, -1):  # least significant field first
+                b = bits[f]
+                value = lows[f]
+                if b:
+                    value += np.int64(rest & ((np.uint64(1) << np.uint64(b)) - np.uint64(1)))
+                    rest = rest >> np.uint64(b)
+                if f < depth:
+                    times[m, f] = value
+                else:
+                    cols[f - depth, m] = value
+            diffs[m] = w
+            m += 1
+        i = j
+    starts[groups] = m
+    return cols[:, :m].copy(), times[:m].copy(), diffs[:m].copy(), starts[:groups + 1].copy()
+
+
+@njit(cache=True)
+def _group_by_time_compared(out, n, ncols, depth):
+    """:func:`group_by_time` comparing the fields through the sorted row numbers (rows whose
+    fields do not pack into 63 bits)."""
     keys = np.empty((depth + ncols, n), dtype=np.int64)
     for i in range(n):
         for j in range(depth):

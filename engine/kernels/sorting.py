@@ -9,6 +9,9 @@
   ns a row by merges, 21 by radix. A join's output grouped by time, the distinct keys of a
   run, a reduce's output sorted by record: each was a comparison sort of 10^4-10^6 rows.
 - :func:`radix_sort` sorts non-negative int64 values in place (large consolidations).
+- :func:`pack_fields` packs chosen fields of each row into one unsigned key, for kernels
+  that walk sorted rows: equal rows are equal keys, and the fields are read back from the
+  key in order instead of through the row numbers (a join's output grouped by time).
 """
 from __future__ import annotations
 
@@ -149,6 +152,44 @@ def _radix_segment(cols, idx, lo, hi):
     for i in range(n):
         idx[lo + i] = order[i]
     return True
+
+
+@njit(cache=True)
+def pack_fields(mat, rows, n):
+    """The columns ``0..n-1`` of the fields ``mat[rows[0]], mat[rows[1]], ...`` packed into
+    one uint64 each, every field less its minimum, the first most significant, so that the
+    keys order as the rows do lexicographically: ``(keys, lows, bits, total)``, ``total``
+    the bits used.  When that exceeds 63, ``keys`` is empty (the rows do not pack)."""
+    nf = len(rows)
+    lows = np.empty(nf, dtype=np.int64)
+    bits = np.empty(nf, dtype=np.int64)
+    total = 0
+    for f in range(nf):
+        r = rows[f]
+        mn = np.int64(mat[r, 0]) if n else np.int64(0)
+        mx = mn
+        for i in range(1, n):
+            v = np.int64(mat[r, i])
+            if v < mn:
+                mn = v
+            elif v > mx:
+                mx = v
+        b = _bit_length(np.uint64(mx) - np.uint64(mn))
+        lows[f] = mn
+        bits[f] = b
+        total += b
+    keys = np.zeros(n if total <= 63 else 0, dtype=np.uint64)
+    if total > 63:
+        return keys, lows, bits, total
+    for f in range(nf):
+        b = bits[f]
+        if b:
+            r = rows[f]
+            low = np.uint64(lows[f])
+            shift = np.uint64(b)
+            for i in range(n):
+                keys[i] = (keys[i] << shift) | (np.uint64(np.int64(mat[r, i])) - low)
+    return keys, lows, bits, total
 
 
 @njit(cache=True)

@@ -56,6 +56,14 @@ def narrowed(data: np.ndarray, floats: tuple) -> np.ndarray:
     return data.astype(np.int32) if fits_narrow([data]) else data
 
 
+def trimmed(data: np.ndarray, m: int, floats: tuple) -> np.ndarray:
+    """The first ``m`` columns of a merge's int64 result as a batch keeps them: narrowed
+    where :func:`narrowed` would, else contiguous (no copy when every column is kept)."""
+    view = data if m == data.shape[1] else data[:, :m]
+    kept = narrowed(view, floats)
+    return np.ascontiguousarray(kept) if kept is view else kept
+
+
 def _narrows(n: int, floats: tuple) -> bool:
     """Whether a packed matrix of ``n`` rows and this layout is one :func:`narrowed` narrows
     when its values fit."""

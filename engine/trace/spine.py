@@ -21,7 +21,7 @@ from ..errors import SchemaError
 from ..lattice import advance
 from . import lookup
 from .batches import TraceBatch
-from .layout import fits_narrow, is_sorted, narrowed, pack, take_columns, wide
+from .layout import fits_narrow, is_sorted, narrowed, pack, take_columns, trimmed, wide
 from .recent import CachedHistories, RecentRows
 from .rows import Rows
 
@@ -143,10 +143,10 @@ class Trace(CachedHistories):
         if (len(parts) == 2 and tuning.FAST_PATHS and parts[0].floats == parts[1].floats
                 and True not in parts[0].floats and kernels.active()):
             first = 0 if parts[0].floats and parts[0].floats[0] is None else 1
-            data = kernels.merge_compact(wide(parts[0].data), wide(parts[1].data),
-                                         first + len(parts[0].floats), epoch)
-            return TraceBatch.from_packed(narrowed(data, parts[0].floats), parts[0].floats,
-                                          epoch) if data.shape[1] else None
+            data, m = kernels.merge_compact(parts[0].data, parts[1].data,
+                                            first + len(parts[0].floats), epoch)
+            return TraceBatch.from_packed(trimmed(data, m, parts[0].floats), parts[0].floats,
+                                          epoch) if m else None
         # (int64 whatever the parts' width: narrowed parts hold int32 fields)
         cols = [np.concatenate([p.cols[j] for p in parts],
                                dtype=np.float64 if parts[0].cols[j].dtype.kind == "f"

@@ -284,6 +284,69 @@ def test_a_long_segment_sorts_as_a_stable_lexicographic_sort(case, n):
     np.testing.assert_array_equal(got[hi:], idx[hi:])
 
 
+def _pairs(case, n, rng):
+    """A join's output buffer ``(ncols + depth + 1, n)``: columns, times, diffs."""
+    if case == "small fields":
+        cols = [rng.integers(0, 30, n), rng.integers(0, 4, n)]
+        times = [rng.integers(0, 3, n), rng.integers(0, 5, n)]
+    elif case == "hashes":  # a 64-bit column: 64 + time bits do not pack (compared path)
+        h = rng.integers(-2**63, 2**63 - 1, 40, dtype=np.int64)
+        cols = [h[rng.integers(0, 40, n)], rng.integers(0, 3, n)]
+        times = [rng.integers(0, 2, n), rng.integers(0, 3, n)]
+    elif case == "signed":
+        cols = [rng.integers(-2**20, 2**20, n) // 2**16, rng.integers(-3, 3, n)]
+        times = [rng.integers(4, 6, n), rng.integers(0, 2, n)]
+    elif case == "one time":
+        cols = [rng.integers(0, 50, n)]
+        times = [np.full(n, 3), np.full(n, 1)]
+    else:  # "63 bits": fits exactly
+        cols = [rng.integers(0, 2**60, n)]
+        times = [rng.integers(0, 2, n), rng.integers(0, 4, n)]
+    diffs = rng.choice(np.array([-1, 1, 2]), n)
+    return np.ascontiguousarray(np.vstack(cols + times + [diffs]).astype(np.int64)), len(cols)
+
+
+@pytest.mark.parametrize("case", ["small fields", "hashes", "signed", "one time", "63 bits"])
+@pytest.mark.parametrize("n", [7, 300, 5000])
+def test_a_joins_pairs_grouped_by_time_equal_a_sum_per_pair(case, n):
+    """``group_by_time`` (fields packed into one key and radix-sorted, or compared one by
+    one when they do not pack) equals summing each (time, record)'s diffs in a dict: the
+    nonzero sums sorted by time then record, one run per distinct time; buffer columns past
+    ``n`` are ignored."""
+    from ddlab.engine.kernels import matching as M
+
+    rng = np.random.default_rng(n * 7 + len(case))
+    out, ncols = _pairs(case, n, rng)
+    depth = out.shape[0] - ncols - 1
+    out = np.ascontiguousarray(np.hstack([out, np.full((out.shape[0], 3), 99)]))
+    sums: Counter = Counter()
+    for col in out[:, :n].T.tolist():
+        sums[tuple(col[ncols:ncols + depth]) + tuple(col[:ncols])] += col[-1]
+    want = sorted((k, w) for k, w in sums.items() if w)
+    cols, times, diffs, starts = M.group_by_time(out, n, ncols, depth)
+    got = [(tuple(t) + tuple(c), w) for t, c, w in
+           zip(times.tolist(), cols.T.tolist(), diffs.tolist())]
+    assert got == want
+    distinct = [i for i in range(len(want)) if i == 0 or want[i][0][:depth] != want[i - 1][0][:depth]]
+    assert starts.tolist() == distinct + [len(want)]
+
+
+@pytest.mark.parametrize("n", [5, 3000, 200000])
+def test_unique_codes_equal_numpys_unique(n):
+    """A run's distinct key codes (radix-sorted past ``RADIX_MIN`` as values less their
+    minimum) equal ``np.unique``: hashed codes with repeats, the int64 extremes, small
+    codes and codes already ascending."""
+    from ddlab.engine.kernels import histories as H
+
+    rng = np.random.default_rng(n)
+    hashes = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
+    hashes[::5] = hashes[1]
+    hashes[:2] = [-2**63, 2**63 - 1]
+    for codes in (hashes, rng.integers(-9, 9, n), np.sort(rng.integers(0, 99, n))):
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        np.testing.assert_array_equal(H.unique_codes(codes), np.unique(codes))
+
+
 @pytest.mark.parametrize("n", [5000, 70000])
 def test_consolidation_with_the_radix_sort_equals_numpy(n):
     """A packed consolidation of rows in no order past ``RADIX_SORT_ROWS`` (the radix sort)
@@ -851,9 +914,31 @@ def test_merge_compact_advances_consolidates_and_drops_zeros():
     # rows: key (= column 0), column 1, epoch, iteration, diff
     a = np.array([[3, 7, 7], [5, 1, 2], [0, 0, 0], [1, 0, 0], [1, 1, 1]], dtype=np.int64)
     b = np.array([[7, 7, 9], [1, 2, 0], [1, 1, 1], [0, 0, 4], [1, -1, 1]], dtype=np.int64)
-    got = kernels.merge_compact(a, b, 2, 2)
-    np.testing.assert_array_equal(got, np.array([
-        [3, 7, 9], [5, 1, 0], [2, 2, 2], [1, 0, 4], [1, 2, 1]], dtype=np.int64))
+    want = np.array([[3, 7, 9], [5, 1, 0], [2, 2, 2], [1, 0, 4], [1, 2, 1]], dtype=np.int64)
+    for x, y in ((a, b), (a.astype(np.int32), b.astype(np.int32)), (a, b.astype(np.int32))):
+        got, m = kernels.merge_compact(x, y, 2, 2)  # wide, narrowed, one of each
+        np.testing.assert_array_equal(got[:, :m], want)
+
+
+@pytest.mark.parametrize("rows", [2, 6, 40])
+@given(data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_merge_compact_equals_a_sum_per_update(rows, data):
+    """``merge_compact`` of two key-sorted batches (keys of one, two and many rows, the
+    two-row keys taking their own branch) equals advancing each row's epoch to the frontier
+    and summing the diffs of equal (key, record, time) in a dict, sorted."""
+    draw = st.tuples(st.integers(0, rows // 2), st.integers(0, 2), st.integers(0, 3),
+                     st.integers(0, 2), st.sampled_from([1, -1, 2]))
+    def batch():
+        got = sorted(data.draw(st.lists(draw, max_size=rows)), key=lambda r: r[0])
+        return np.array(got, dtype=np.int64).reshape(-1, 5).T.copy()
+    a, b, epoch = batch(), batch(), data.draw(st.integers(0, 3))
+    sums: Counter = Counter()
+    for k, v, e, i, d in np.hstack([a, b]).T.tolist():
+        sums[(k, v, max(e, epoch), i)] += d
+    want = sorted(k + (w,) for k, w in sums.items() if w)
+    got, m = kernels.merge_compact(a, b, 2, epoch)
+    assert [tuple(c) for c in got[:, :m].T.tolist()] == want
 
 
 PAIRS_DATA = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3), st.integers(0, 2),
