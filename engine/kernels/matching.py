@@ -136,6 +136,13 @@ def key_order(codes):
 
 
 @njit(cache=True)
+def _grouped_outputs(n, ncols, depth):
+    """:func:`group_by_time`'s result buffers for at most ``n`` pairs."""
+    return (np.empty((ncols, n), dtype=np.int64), np.empty((n, depth), dtype=np.int64),
+            np.empty(n, dtype=np.int64), np.empty(n + 1, dtype=np.int64))
+
+
+@njit(cache=True)
 def group_by_time(out, n, ncols, depth):
     """The pairs of ``out[:, :n]`` sorted by time then record, equal ones summed, zeros
     dropped: ``(cols (ncols, m), times (m, depth), diffs, starts)``, one run per distinct
@@ -178,10 +185,7 @@ def group_by_time(out, n, ncols, depth):
     for c in range(ncols):
         record_bits += bits[depth + c]
     time_shift = np.uint64(record_bits)
-    cols = np.empty((ncols, n), dtype=np.int64)
-    times = np.empty((n, depth), dtype=np.int64)
-    diffs = np.empty(n, dtype=np.int64)
-    starts = np.empty(n + 1, dtype=np.int64)
+    cols, times, diffs, starts = _grouped_outputs(n, ncols, depth)
     m = 0
     groups = 0
     last_time = np.uint64(0)
@@ -228,10 +232,7 @@ def _group_by_time_compared(out, n, ncols, depth):
         for c in range(ncols):
             keys[depth + c, i] = out[c, i]
     idx = sort_rows(keys, n)
-    cols = np.empty((ncols, n), dtype=np.int64)
-    times = np.empty((n, depth), dtype=np.int64)
-    diffs = np.empty(n, dtype=np.int64)
-    starts = np.empty(n + 1, dtype=np.int64)
+    cols, times, diffs, starts = _grouped_outputs(n, ncols, depth)
     m = 0
     groups = 0
     i = 0

@@ -95,6 +95,25 @@ def _bit_length(x):
 
 
 @njit(cache=True)
+def _field_span(mat, r, idx, lo, hi):
+    """``(minimum, bits of max - min)`` of field ``r`` over the rows ``idx[lo:hi]`` (row
+    numbers; an empty ``idx``: the rows ``lo..hi-1`` themselves)."""
+    if hi <= lo:
+        return np.int64(0), 0
+    through = len(idx) > 0
+    mn = np.int64(mat[r, idx[lo] if through else lo])
+    mx = mn
+    for i in range(lo + 1, hi):
+        v = np.int64(mat[r, idx[i] if through else i])
+        if v < mn:
+            mn = v
+        elif v > mx:
+            mx = v
+    # (two's complement: the difference as uint64 is the span, even past int64's range)
+    return mn, _bit_length(np.uint64(mx) - np.uint64(mn))
+
+
+@njit(cache=True)
 def _radix_segment(cols, idx, lo, hi):
     """:func:`lexsort_segment` by radix: each row's fields, less their minimum over the
     segment, packed into one uint64 (most significant field first), with the row's position
@@ -107,19 +126,8 @@ def _radix_segment(cols, idx, lo, hi):
     bits = np.empty(nf, dtype=np.int64)
     total = 0
     for f in range(nf):
-        mn = np.int64(cols[f, idx[lo]])
-        mx = mn
-        for i in range(lo + 1, hi):
-            v = np.int64(cols[f, idx[i]])
-            if v < mn:
-                mn = v
-            elif v > mx:
-                mx = v
-        # (two's complement: the difference as uint64 is the span, even past int64's range)
-        b = _bit_length(np.uint64(mx) - np.uint64(mn))
-        lows[f] = mn
-        bits[f] = b
-        total += b
+        lows[f], bits[f] = _field_span(cols, f, idx, lo, hi)
+        total += bits[f]
     if total > 64:
         return False
     if total == 0:
@@ -164,20 +172,10 @@ def pack_fields(mat, rows, n):
     lows = np.empty(nf, dtype=np.int64)
     bits = np.empty(nf, dtype=np.int64)
     total = 0
+    no_idx = np.empty(0, dtype=np.int64)
     for f in range(nf):
-        r = rows[f]
-        mn = np.int64(mat[r, 0]) if n else np.int64(0)
-        mx = mn
-        for i in range(1, n):
-            v = np.int64(mat[r, i])
-            if v < mn:
-                mn = v
-            elif v > mx:
-                mx = v
-        b = _bit_length(np.uint64(mx) - np.uint64(mn))
-        lows[f] = mn
-        bits[f] = b
-        total += b
+        lows[f], bits[f] = _field_span(mat, rows[f], no_idx, 0, n)
+        total += bits[f]
     keys = np.zeros(n if total <= 63 else 0, dtype=np.uint64)
     if total > 63:
         return keys, lows, bits, total
