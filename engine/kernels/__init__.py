@@ -352,7 +352,7 @@ def merge_compact(a: np.ndarray, b: np.ndarray, time_row: int, epoch: int):
     ``(out, m)``, the result being ``out[:, :m]`` (int64).  Narrowed (int32) batches are
     read as they are when both are; a narrowed one merged with a wide one is widened."""
     if a.dtype != b.dtype:
-        a, b = a.astype(np.int64), b.astype(np.int64)
+        a, b = a.astype(np.int64, copy=False), b.astype(np.int64, copy=False)
     return _rows_module().merge_compact(np.ascontiguousarray(a), np.ascontiguousarray(b),
                                         time_row, epoch)
 

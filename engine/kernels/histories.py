@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from . import logics
-from .sorting import RADIX_MIN, _bit_length, lexsort_segment, radix_sort_keys
+from .sorting import RADIX_MIN, _field_span, lexsort_segment, radix_sort_keys
 
 
 @njit(cache=True)
@@ -237,17 +237,12 @@ def unique_codes(codes):
     if ascending:
         s = codes
     elif n >= RADIX_MIN:
-        low = codes[0]
-        high = codes[0]
-        for i in range(1, n):
-            if codes[i] < low:
-                low = codes[i]
-            elif codes[i] > high:
-                high = codes[i]
+        no_idx = np.empty(0, dtype=np.int64)
+        low, bits = _field_span(codes.reshape(1, n), 0, no_idx, 0, n)
         shifted = np.empty(n, dtype=np.uint64)
         for i in range(n):
             shifted[i] = np.uint64(codes[i]) - np.uint64(low)
-        radix_sort_keys(shifted, np.empty(0, dtype=np.int64), _bit_length(np.uint64(high) - np.uint64(low)))
+        radix_sort_keys(shifted, no_idx, bits)
         s = np.empty(n, dtype=np.int64)
         for i in range(n):
             s[i] = np.int64(shifted[i] + np.uint64(low))
