@@ -93,6 +93,9 @@ class Dataflow:
         self.built = None
         self.interner = Interner()
         self.epoch = 0
+        #: epochs closed by :meth:`advance` and not yet run (the next step runs them with
+        #: the open one)
+        self.in_flight = 0
         self._ops: list = []
         #: the operators that keep state, and ``(id, traces)`` of those holding traces: listed
         #: by :meth:`_place` for every step to read
@@ -211,8 +214,41 @@ class Dataflow:
         return tuple(outs)
 
     # -- running -----------------------------------------------------------------------
+    def advance(self) -> int:
+        """Close the open epoch without running it, and return the number of the epoch that
+        opens.  The next :meth:`step` runs every closed epoch and the open one together:
+        *epochs in flight* (the Naiad papers' pipelined epochs, timely's ``advance_to``
+        without a step between).  Each epoch keeps its own time ``(epoch,)``, so the results
+        are those of stepping them one by one (views, traces, one subscriber call per epoch,
+        one :meth:`epoch_log` row each); what changes is the work: an operator finds the
+        epochs' times complete together and takes them in one run (a reduce reads a key's
+        history once for all of them).  The step is one unit: if it fails, every epoch in
+        it is rolled back, and its row budget (``max_rows_per_epoch``) counts all of them.
+
+        >>> flow = Dataflow(); xs = flow.input("xs"); n = xs.count(); v = n.view()
+        >>> xs.insert([1]); flow.advance()
+        1
+        >>> xs.insert([1]); report = flow.step()
+        >>> report.epoch, flow.epoch, v.to_dict(), list(flow.epoch_log()["input_updates"])
+        (1, 2, {(1, 2): 1}, [1, 1])
+        """
+        if self._stepping:
+            raise StepInProgress(
+                f"{self.name!r}: advance() was called while epoch {self.epoch} is running "
+                f"(from a callback?). Nothing was changed; advance after the step returns.")
+        if self.workers > 1:
+            raise DataflowError(
+                f"{self.name!r} runs on {self.workers} workers, and epochs in flight "
+                f"(advance) run on one: step() each epoch instead. Nothing was changed.")
+        for inp in self._inputs.values():
+            inp.op.closed.append(inp.op.pending)
+            inp.op.pending = []
+        self.in_flight += 1
+        return self.epoch + self.in_flight
+
     def step(self) -> StepReport:
-        """Close the open epoch and run it to quiescence.
+        """Close the open epoch and run it (with any epochs closed by :meth:`advance`) to
+        quiescence; the report of the last epoch it ran.
 
         Refused (:class:`StepInProgress`) while a step of this flow runs, e.g. from a widget
         or subscriber callback: a nested epoch would interleave with the running one.
@@ -254,6 +290,7 @@ class Dataflow:
     def _step(self) -> StepReport:
         self._place()
         epoch = self.epoch
+        epochs = list(range(epoch, epoch + self.in_flight + 1))
         team, held = self._team, None
         if team is None and self.workers > 1:
             held = hold_interrupts()  # (a Ctrl-C meanwhile is raised where the epoch rolls back)
@@ -269,8 +306,11 @@ class Dataflow:
                          [op.carried for op in self._ops])
             stats = self.statistics
             stats.discard()
-            n_inputs = sum(sum(len(b) for b in i.op.pending) for i in self._inputs.values())
-            changes = {name: list(i.op.pending) for name, i in self._inputs.items() if i.op.pending}
+            given = {name: i.op.epoch_batches() for name, i in self._inputs.items()}
+            n_inputs = [sum(len(b) for batches in given.values() for b in batches[k])
+                        for k in range(len(epochs))]
+            changes = [{name: list(batches[k]) for name, batches in given.items() if batches[k]}
+                       for k in range(len(epochs))]
             start = perf_counter()
             guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
         except BaseException:
@@ -280,16 +320,21 @@ class Dataflow:
             release_interrupts(held)
             for inp in self._inputs.values():
                 inp.op.hold_epoch(epoch)  # (again after a re-sort, which restarts the counts)
+            for k, e in enumerate(epochs):
+                for name, inp in self._inputs.items():
+                    inp.op.pending = given[name][k]
+                    inp.op.flush(e)  # its updates at (e,); its capability moves past it
             for inp in self._inputs.values():
-                inp.op.flush(epoch)  # its updates at (epoch,); its capability moves past it
+                inp.op.closed = []
             if team is None:
                 self.root.run()
             else:
                 team.run(epoch)
             guard.start()
-            # the frontier has passed (epoch,): the views take the epoch's output
-            for view in self._views:
-                view.commit(epoch)
+            # the frontier has passed every (e,): the views take each epoch's output
+            for e in epochs:
+                for view in self._views:
+                    view.commit(e)
             seconds = perf_counter() - start
             retained = self._retained_sizes()
             if team is not None:
@@ -297,32 +342,36 @@ class Dataflow:
                 stats.add_workers(others)
                 for i, n in kept.items():
                     retained[i] = retained.get(i, 0) + n
-            runs = stats.running
-            report = StepReport(epoch, seconds, n_inputs, len(runs), sum(r[2] for r in runs),
-                                sum(retained.values()))
-            stats.commit(epoch, report, retained={i: n for i, n in retained.items() if n},
-                         inputs=changes)
+            retained = {i: n for i, n in retained.items() if n}
+            processed = 0
+            for k, (e, (runs, share)) in enumerate(zip(epochs, _by_epoch(stats, epochs, seconds))):
+                stats.running = runs
+                processed += sum(r[2] for r in runs)
+                report = StepReport(e, share, n_inputs[k], len(runs), sum(r[2] for r in runs),
+                                    sum(retained.values()))
+                stats.commit(e, report, retained=retained, inputs=changes[k])
         except BaseException as err:
             guard.start()
             try:
-                self._roll_back(epoch, snapshots, err, n_inputs)
+                self._roll_back(epochs, snapshots, err, sum(n_inputs))
             finally:
                 guard.stop()  # an interrupt noted during the rollback: we are stopping anyway
             raise
-        self.epoch = epoch + 1
-        if report.updates_processed >= tuning.RELEASE_AFTER_ROWS:
+        self.epoch = epochs[-1] + 1
+        self.in_flight = 0
+        if processed >= tuning.RELEASE_AFTER_ROWS:
             release_free_memory()  # what the epoch's temporaries left resident (memory.py)
-        # the epoch has committed: every subscriber is served, a failing one raises after;
+        # the epochs have committed: every subscriber is served, a failing one raises after;
         # the guard is released whatever happens there
-        deliver_to_subscribers(self._subscribers, epoch, report, guard)
+        deliver_to_subscribers(self._subscribers, epochs, report, guard)
         return report
 
     def _retained_sizes(self) -> dict:
         """``{operator id: updates its traces hold}`` of the operators holding traces."""
         return {i: sum(map(len, traces)) for i, traces in self._traced}
 
-    def _roll_back(self, epoch: int, snapshots, err: BaseException, n_inputs: int) -> None:
-        """Every operator back to its snapshot, every pointstamp forgotten, the epoch's input
+    def _roll_back(self, epochs: list, snapshots, err: BaseException, n_inputs: int) -> None:
+        """Every operator back to its snapshot, every pointstamp forgotten, the epochs' input
         updates handed back on ``err`` (its ``discarded_updates``)."""
         self.root.clear()
         states, carried = snapshots
@@ -331,19 +380,26 @@ class Dataflow:
             op.carried = was
         for op, state in states:
             op.restore(state)
-        self.statistics.discard_epoch(epoch)
+        for e in epochs:
+            self.statistics.discard_epoch(e)
         lost = {}
         for name, inp in self._inputs.items():
             lost[name] = inp.pending_updates()
             inp.op.pending = []
+            inp.op.closed = []
             inp.op.capability = None  # taken again at the next step
+        self.in_flight = 0
         if self._team is not None:  # every worker back, its capabilities agreed again
-            self._team.abort(epoch)
+            self._team.abort(epochs[0])
         err.discarded_updates = lost
         if hasattr(err, "add_note"):
-            err.add_note(f"ddlab: epoch {epoch} was rolled back; every collection reads as "
-                         f"before it. Its {n_inputs} input updates were not applied (they "
-                         f"are in this exception's .discarded_updates).")
+            which = f"epoch {epochs[0]} was rolled back; every collection reads as before it" \
+                if len(epochs) == 1 else (f"epochs {epochs[0]}-{epochs[-1]} (in flight "
+                                          f"together) were rolled back; every collection reads "
+                                          f"as before them")
+            err.add_note(f"ddlab: {which}. "
+                         f"Its {n_inputs} input updates were not applied (they are in this "
+                         f"exception's .discarded_updates).")
 
     def close(self) -> None:
         """Stop this flow's worker processes (with ``workers`` > 1; with one, nothing to do).
@@ -676,6 +732,21 @@ class Dataflow:
     def __repr__(self) -> str:
         return (f"<Dataflow {self.name!r}: {len(self._inputs)} inputs, {len(self._ops)} "
                 f"operators, {self.epoch} epochs done>")
+
+
+def _by_epoch(stats, epochs: list, seconds: float) -> list:
+    """The running step's run records split by epoch (the first coordinate of their times),
+    each with its share of the step's ``seconds``: its runs' own seconds and an equal part of
+    the rest (with one epoch, all of them)."""
+    runs = stats.running
+    if len(epochs) == 1:
+        return [(runs, seconds)]
+    split = {e: [] for e in epochs}
+    for r in runs:
+        split[r[1][0]].append(r)
+    own = {e: sum(r[4] for r in rs) for e, rs in split.items()}
+    rest = max(seconds - sum(own.values()), 0.0) / len(epochs)
+    return [(split[e], own[e] + rest) for e in epochs]
 
 
 def _keeps_state(op) -> bool:

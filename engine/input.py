@@ -119,7 +119,8 @@ class InputCollection(Collection):
         self.op.pending.append(Batch(cols, kinds, diffs))
 
     def pending_updates(self) -> list:
-        """The ``(record, diff)`` updates given since the last step (applied by the next).
+        """The ``(record, diff)`` updates given since the last step (applied by the next;
+        those of epochs closed by ``advance`` first).
 
         >>> flow = Dataflow(); xs = flow.input("xs")
         >>> xs.insert([1]); xs.remove([2])
@@ -129,7 +130,7 @@ class InputCollection(Collection):
         0
         """
         out = []
-        for b in self.op.pending:
+        for b in [b for batches in self.op.epoch_batches() for b in batches]:
             rows = decode_rows(b.cols, b.kinds, self.flow.interner)
             out.extend(zip(rows, b.diffs.tolist()))
         return out
@@ -137,4 +138,4 @@ class InputCollection(Collection):
     @property
     def pending_count(self) -> int:
         """How many updates wait for the next step."""
-        return sum(len(b) for b in self.op.pending)
+        return sum(len(b) for batches in self.op.epoch_batches() for b in batches)

@@ -61,6 +61,10 @@ class Operator:
     #: until the slowest has passed it
     eager = False
     runs_eagerly = False
+    #: whether it takes several complete times in one run (:meth:`run_times`, a
+    #: :meth:`process_times` of its own) rather than one run per time: a reduce, which then
+    #: reads each key's history once for all of them
+    takes_times = False
     #: the step attempt whose rows ``budget_rows`` counts, and that count (kept by budget.py)
     budget_serial = -1
     budget_rows = 0
@@ -185,22 +189,35 @@ class Operator:
                 self.run_at(min(ready))
                 ran = True
             return ran
+        batches = self.takes_times
         while times:
             if len(times) == 1:
                 t = next(iter(times))
                 if times[t] < 0 or self._still_blocked(tracker, index, t):
                     return ran  # (negative: a worker's batch taken here before its count came)
-            else:
-                held = []  # times found blocked: every time in advance of one is blocked too
-                for t in sorted(times):
-                    if times[t] < 0 or held and any(leq(b, t) for b in held):
-                        continue
-                    if not self._still_blocked(tracker, index, t):
-                        break
+                self.run_at(t)
+                ran = True
+                continue
+            held = []  # times found blocked: every time in advance of one is blocked too
+            ready = []
+            for t in sorted(times):
+                if times[t] < 0 or held and any(leq(b, t) for b in held):
+                    continue
+                if self._still_blocked(tracker, index, t):
                     held.append(t)
-                else:
-                    return ran
-            self.run_at(t)
+                    continue
+                ready.append(t)
+                if not batches:
+                    break
+            if not ready:
+                return ran
+            if len(ready) == 1:
+                self.run_at(ready[0])
+            else:
+                # complete together: none can receive input from the run at another (an
+                # earlier one reaches a later one only around a feedback edge, which would
+                # have left the later one blocked by the earlier one's pointstamp)
+                self.run_times(ready)
             ran = True
         return ran
 
@@ -245,17 +262,7 @@ class Operator:
                 n_in = 0 if batch is None else len(batch.diffs)
                 taken = len(pending)
         else:
-            inputs = []
-            for queue in queues:
-                pending = queue.pop(t, None)
-                if pending is None:
-                    inputs.append(None)
-                    continue
-                taken += len(pending)
-                batch = pending[0] if len(pending) == 1 else concat_batches(pending, self.label)
-                inputs.append(batch)
-                if batch is not None:
-                    n_in += len(batch.diffs)
+            inputs, n_in, taken = self._take(t)
         if taken:
             self.queued.discard(t)
             if self._free:
@@ -279,6 +286,80 @@ class Operator:
             # its temporaries are freed by now; its input batches go with these names
             inputs = pending = batch = None
             release_free_memory()
+
+    def _take(self, t: tuple):
+        """``(inputs, rows in, batches taken)``: the input queued at ``t`` on every port, one
+        batch (or ``None``) per port."""
+        inputs = []
+        n_in = taken = 0
+        for queue in self.queues:
+            pending = queue.pop(t, None)
+            if pending is None:
+                inputs.append(None)
+                continue
+            taken += len(pending)
+            batch = pending[0] if len(pending) == 1 else concat_batches(pending, self.label)
+            inputs.append(batch)
+            if batch is not None:
+                n_in += len(batch.diffs)
+        return inputs, n_in, taken
+
+    def run_times(self, ts: list) -> None:
+        """:meth:`run_at` for several complete times ``ts`` (in a linear extension of their
+        order) in one run: the operators fused into this one take each time's input first,
+        then :meth:`process_times` gets every time's input at once.  The input pointstamps go
+        after it, and each time keeps its own statistics record (the run's seconds shared)."""
+        fused = self.fused
+        items, counts = [], []
+        for t in ts:
+            release = 0
+            if fused:
+                self.running = t  # (see accept)
+                self._release = 0
+                for op in fused:
+                    if t in op.queued:
+                        op.run_at(t)
+                self.running = None
+                release = self._release
+            inputs, n_in, taken = self._take(t)
+            if taken:
+                self.queued.discard(t)
+                if self._free:
+                    taken -= self._free.pop(t, 0)  # (those were never counted)
+            elif self.idle_without_input(t):
+                counts.append((t, release))  # only the fused operators had input at t
+                continue
+            items.append((t, inputs, n_in))
+            counts.append((t, taken + release))
+        start = perf_counter()
+        done = self.process_times([(t, inputs) for t, inputs, _ in items]) if items else []
+        seconds = perf_counter() - start
+        self._release = 0
+        for t, taken in counts:
+            self._released(t, taken)
+        flow = self.flow
+        stats = flow.statistics
+        share = seconds / max(len(done), 1)
+        n_in = {t: n for t, _, n in items}
+        for t, n_out in done:
+            stats.running.append((self, t, n_in.get(t, 0), n_out, share))
+            if stats.starts is not None:
+                stats.starts.append(start)
+        flow.work.activations += 1
+        if sum(n_in.values()) + sum(n for _, n in done) >= tuning.RELEASE_AFTER_ROWS:
+            items = None
+            release_free_memory()
+
+    def process_times(self, items: list) -> list:
+        """:meth:`process` for ``[(t, inputs)]``, complete times in a linear extension of
+        their order; ``[(time, rows emitted)]`` for every time processed.  By default one
+        :meth:`process` per time; an operator that ``takes_times`` does better."""
+        done = []
+        for t, inputs in items:
+            self._emitted = 0
+            self.process(t, inputs)
+            done.append((t, self._emitted))
+        return done
 
     def _released(self, t: tuple, taken: int) -> None:
         """A run at ``t`` took ``taken`` counted batches.  Their pointstamps go only now that

@@ -20,6 +20,9 @@ class Input(Operator):
     def __init__(self, scope, name, distinct: bool = False):
         super().__init__(scope, [], name)
         self.pending: list[Batch] = []
+        #: the updates of the epochs closed by ``Dataflow.advance`` and not yet run, one list
+        #: per epoch, oldest first (:attr:`pending` is the open epoch's)
+        self.closed: list[list[Batch]] = [[] for _ in range(scope.flow.in_flight)]
         self.kinds: tuple | None = None
         #: a set input: every record's multiplicity stays 0 or 1 (checked at each epoch)
         self.holds_set = bool(distinct)
@@ -100,13 +103,20 @@ class Input(Operator):
 
     def snapshot(self):
         return (list(self.pending), self.kinds,
-                self.log.snapshot() if self.log is not None else None)
+                self.log.snapshot() if self.log is not None else None,
+                [list(c) for c in self.closed])
 
     def restore(self, state):
         self.pending, self.kinds = list(state[0]), state[1]
+        self.closed = [list(c) for c in state[3]]
         self._unlogged = None
         if self.log is not None:
             self.log.restore(state[2])
+
+    def epoch_batches(self) -> list:
+        """The updates of every epoch the next step runs: the closed ones', then the open
+        one's (a list of batches per epoch)."""
+        return self.closed + [self.pending]
 
     def traces(self):
         return [self.log] if self.log is not None else []
@@ -156,14 +166,18 @@ class _EpochSink(Operator):
 
     def __init__(self, scope, up, name=None):
         super().__init__(scope, [up], name)
-        self._staged: list[Batch] = []
+        #: ``(epoch, batch)`` of the running step (several epochs when epochs are in flight)
+        self._staged: list = []
 
     def process(self, t, inputs):
-        self._staged.append(inputs[0])
+        self._staged.append((t[0], inputs[0]))
 
-    def take_epoch(self) -> Batch | None:
-        batch = concat_batches(self._staged, self.label)
-        self._staged = []
+    def take_epoch(self, epoch: int) -> Batch | None:
+        """``epoch``'s updates, consolidated (taken out of the staging area)."""
+        staged = self._staged
+        mine = [b for e, b in staged if e == epoch]
+        self._staged = [(e, b) for e, b in staged if e != epoch] if len(mine) < len(staged) else []
+        batch = concat_batches(mine, self.label)
         return batch.consolidate() if batch is not None else None
 
     def restore(self, state) -> None:
@@ -182,7 +196,7 @@ class ViewSink(_EpochSink):
         self.epoch_changes: Batch | None = None
 
     def commit(self, epoch: int) -> None:
-        self.epoch_changes = self.take_epoch()
+        self.epoch_changes = self.take_epoch(epoch)
         if self.epoch_changes is not None and len(self.epoch_changes):
             self.trace.insert((epoch,), self.epoch_changes)
 
@@ -217,54 +231,60 @@ class SubscribeSink(_EpochSink):
     def __init__(self, scope, up, fn, name=None):
         super().__init__(scope, up, name)
         self.fn = fn
-        #: committed updates not yet handed to ``fn`` (each with its own epoch's time)
+        #: committed epochs not yet handed to ``fn``: one list of updates per epoch (each
+        #: update with its own epoch's time)
         self.undelivered: list = []
 
     def take_updates(self, epoch: int) -> list:
         """This epoch's ``(record, (epoch,), diff)`` list; clears the staging area."""
-        batch = self.take_epoch()
+        batch = self.take_epoch(epoch)
         if batch is None:
             return []
         rows = decode_rows(batch.cols, batch.kinds, self.flow.interner)
         return [(r, (epoch,), d) for r, d in zip(rows, batch.diffs.tolist())]
 
 
-def deliver_to_subscribers(subscribers, epoch: int, report, guard=None) -> None:
-    """Hand a committed epoch to every subscriber, whatever any one of them does.
+def deliver_to_subscribers(subscribers, epochs: list, report, guard=None) -> None:
+    """Hand the committed ``epochs`` (one step's, oldest first) to every subscriber, whatever
+    any one of them does: one call of its function per epoch, in order.
 
-    Every sink's updates are taken first (so nothing of this epoch can leak into the next one
-    with a wrong time), then each callback runs; one that raises does not stop the others.
-    Afterwards a :class:`SubscriberError` names the failing subscriber(s) and says the epoch
-    committed; a ``KeyboardInterrupt`` (or other non-``Exception``) from a callback is re-raised
-    as itself, after the remaining subscribers were served, with the same note.
+    Every sink's updates are taken first (so nothing of these epochs can leak into the next
+    one with a wrong time), then each callback runs; one that raises does not stop the others
+    (nor its own later epochs).  Afterwards a :class:`SubscriberError` names the failing
+    subscriber(s) and says the epoch committed; a ``KeyboardInterrupt`` (or other
+    non-``Exception``) from a callback is re-raised as itself, after the remaining calls were
+    made, with the same note.
 
     ``guard`` (a started :class:`~ddlab.engine.interrupts.DeferredInterrupts`) is released once
-    the updates are staged: an interrupt noted while the epoch committed is raised then, and
+    the updates are staged: an interrupt noted while the epochs committed is raised then, and
     the staged updates reach their subscribers, with their true times, at the next step.
     """
+    last = epochs[-1]
     try:
         for sub in subscribers:
-            sub.undelivered.extend(sub.take_updates(epoch))
+            sub.undelivered.extend(sub.take_updates(e) for e in epochs)
     finally:  # released whatever staging does: Ctrl-C must never stay swallowed
         if guard is not None:
-            guard.release(f"ddlab: epoch {epoch} committed before this interrupt (views and "
+            guard.release(f"ddlab: epoch {last} committed before this interrupt (views and "
                           f"flow.epoch show it); subscribers receive its updates, with their "
                           f"times, after the next step.")
     failures = []
     for sub in subscribers:
-        updates, sub.undelivered = sub.undelivered, []
-        try:
-            sub.fn(updates)
-        except BaseException as err:  # noqa: BLE001 - every sink must be served
-            failures.append((sub.label, err))
+        calls, sub.undelivered = sub.undelivered, []
+        for updates in calls:
+            try:
+                sub.fn(updates)
+            except BaseException as err:  # noqa: BLE001 - every sink must be served
+                failures.append((sub.label, err, updates[0][1][0] if updates else last))
     if not failures:
         return
-    label, first = failures[0]
-    others = f" (and {len(failures) - 1} more subscriber(s))" if len(failures) > 1 else ""
+    label, first, epoch = failures[0]
+    others = f" (and {len(failures) - 1} more failed call(s))" if len(failures) > 1 else ""
     message = (f"subscriber {label}{others} raised {type(first).__name__}: {first} while "
                f"receiving epoch {epoch}. The epoch committed and stands (views and "
                f"flow.epoch show it); every other subscriber received its updates.")
     if not isinstance(first, Exception):
         first.add_note("ddlab: " + message)
         raise first
+    failures = [(label, err) for label, err, _ in failures]
     raise SubscriberError(message, failures, report) from first

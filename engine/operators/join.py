@@ -62,8 +62,11 @@ class Join(Operator):
         its own time is complete, which may be before this join's is: the delta meets that
         batch in the trace now, and the batch meets this delta again (in the other trace) when
         its time comes.  Fused arrangements insert only the time their reader runs: nothing
-        to correct there."""
+        to correct there.  (Nor when a side's trace has never held a row: the batches queued
+        for it are not in it yet.)"""
         self._preselect = False
+        if self.left_trace.kinds is None or self.right_trace.kinds is None:
+            return
         kinds = self._out_kinds()
         for port, d in enumerate(inputs):
             queued = self.queues[1 - port]

@@ -21,6 +21,7 @@ logics that have a ``small`` form and integer records.  Both paths are tested eq
 """
 from __future__ import annotations
 
+import heapq
 import operator
 
 import numpy as np
@@ -28,8 +29,9 @@ import numpy as np
 from .. import kernels, tuning
 from ..batch import Batch, consolidate, sort_order
 from ..columns import INT, key_code
-from ..lattice import leq_rows, lub_rows
+from ..lattice import leq, leq_rows, lub_rows
 from ..trace import Trace
+from ..trace.rows import Rows
 from .base import Operator
 
 
@@ -76,6 +78,7 @@ def kernel_process(op, t, inputs, pending) -> bool:
 class Reduce(Operator):
     kind = "reduce"
     shown_in_derivations = True
+    takes_times = True
     #: the compiled kernels' plan for this operator (see :mod:`~ddlab.engine.kernels.reduce`)
     kernel_plan = None
 
@@ -115,8 +118,138 @@ class Reduce(Operator):
             if self.own_work:
                 self.add_work(t, -1)
 
-    def process(self, t, inputs):
+    #: (during :meth:`run_times`) the times whose scheduled keys the run took: their
+    #: capabilities go when it is done (a time's may have been taken by the run at an
+    #: earlier time of the batch, which scheduled it)
+    _taken = None
+
+    def run_times(self, ts: list) -> None:
+        """:meth:`Operator.run_times`; the capabilities of the times it evaluated go once it
+        is done."""
+        self._taken = taken = []
+        try:
+            super().run_times(ts)
+        finally:
+            self._taken = None
+        for t in taken:
+            self.tracker.update(self.index, t, -1)
+            if self.own_work:
+                self.add_work(t, -1)
+
+    def _take_scheduled(self, t: tuple):
+        """The key codes scheduled at ``t`` (``None``: none), taken out."""
         pending = self.obligations.pop(t, None)
+        if pending is not None and self._taken is not None:
+            self._taken.append(t)
+        return pending
+
+    def process_times(self, items: list) -> list:
+        """Several complete times in one run: each key's history is read from the traces
+        once for all of them (the Rust reduce's batch of times), then the keys of each time
+        are evaluated at it, smallest time first, the output written at one time joining the
+        history the later ones see.  A later interesting time found on the way that is
+        complete too (at or before a time of the batch) is evaluated in the same run, in its
+        place in the order, rather than scheduled: a batch time after it must see its output.
+        Returns ``[(time, rows emitted)]`` for every time evaluated."""
+        order = [t for t, _ in items]
+        keys = {}
+        for t, inputs in items:
+            codes = [key_code(b.cols, b.kinds, self.nkey) for b in inputs
+                     if b is not None and len(b)]
+            pending = self.obligations.get(t)
+            if pending:
+                codes.extend(np.asarray(p, dtype=np.int64) for p in pending)
+            keys[t] = codes
+        everything = [c for codes in keys.values() for c in codes]
+        union = unique_codes(np.concatenate(everything)) if everything else everything
+        if len(union) > tuning.REDUCE_CHUNK_KEYS or not tuning.FAST_PATHS:
+            # many keys (a load): each time on its own, chunk by chunk, on the kernels
+            return self._each_time(items)
+        for t in order:
+            self._take_scheduled(t)
+        if not len(union):
+            return [(t, 0) for t in order]
+        work = self.flow.work
+        histories = []
+        for trace in self.in_traces:
+            if trace.kinds is None:
+                histories.append(None)
+                continue
+            rows = trace.gather(union)
+            work.history_rows += len(rows)
+            histories.append(rows)
+        out = _History(self.out_trace, union, self.nkey)
+        work.history_rows += out.read
+        heap = list(order)  # (sorted: a heap already)
+        done = []
+        while heap:
+            t = heapq.heappop(heap)
+            codes = keys.pop(t)
+            self._emitted = 0
+            if codes:
+                codes = unique_codes(np.concatenate(codes) if len(codes) > 1 else codes[0])
+                later_keys, later_times = [], []
+                accs = [None if rows is None else
+                        _accumulate_rows(rows, codes, t, self.in_traces[j].kinds, later_keys,
+                                         later_times)
+                        for j, rows in enumerate(histories)]
+                old = out.accumulate(codes, t, later_keys, later_times)
+                delta = self._delta(accs, old)
+                if delta is not None:
+                    self.out_trace.insert(t, delta)
+                    self.emit(t, delta)
+                    out.add(t, delta)
+                if later_keys:
+                    self._schedule_or_join(np.concatenate(later_keys),
+                                           np.concatenate(later_times), t, order, keys, heap)
+            done.append((t, self._emitted))
+        return done
+
+    def _schedule_or_join(self, codes, times, t, batch, keys, heap) -> None:
+        """:meth:`_schedule` for the later interesting times of a batch's evaluation at
+        ``t``; those at or before a time of the ``batch`` (complete) join the run's worklist
+        (``keys`` by time, ``heap`` of times) instead."""
+        times = lub_rows(times, t)
+        inside = np.zeros(len(codes), dtype=bool)
+        complete: dict = {}
+        for j, u in enumerate(map(tuple, times.tolist())):
+            found = keys.get(u)
+            if found is None:
+                now = complete.get(u)
+                if now is None:
+                    now = complete[u] = any(leq(u, b) for b in batch)
+                if not now:
+                    continue
+                found = keys[u] = []
+                heapq.heappush(heap, u)
+            inside[j] = True
+            found.append(codes[j:j + 1])
+        if not inside.all():
+            keep = ~inside
+            self._schedule(codes[keep], times[keep], t, lubbed=True)
+
+    def _each_time(self, items: list) -> list:
+        """:meth:`process_times` one :meth:`process` per time (the kernels' and the chunked
+        paths), with the same worklist: an interesting time a run schedules that is at or
+        before a time of the batch is run in its place in the order."""
+        inputs_at = dict(items)
+        order = [t for t, _ in items]
+        heap, seen = list(order), set(order)
+        done = []
+        none = [None] * len(self.inputs)
+        while heap:
+            t = heapq.heappop(heap)
+            self._emitted = 0
+            self.process(t, inputs_at.get(t, none))
+            done.append((t, self._emitted))
+            for u in self.obligations:
+                if u not in seen and any(leq(u, b) for b in order):
+                    seen.add(u)
+                    heapq.heappush(heap, u)
+        return done
+
+    def process(self, t, inputs):
+        pending = self._take_scheduled(t)
         if tuning.FAST_PATHS and self.logic_code is not None and kernels.active() and \
                 kernel_process(self, t, inputs, pending):
             return
@@ -146,6 +279,14 @@ class Reduce(Operator):
         for trace in self.in_traces:
             accs.append(self._accumulate(trace, codes, t, later_keys, later_times))
         old = self._accumulate(self.out_trace, codes, t, later_keys, later_times)
+        delta = self._delta(accs, old)
+        if delta is not None:
+            self.out_trace.insert(t, delta)
+            self.emit(t, delta)
+
+    def _delta(self, accs, old) -> Batch | None:
+        """The logic's output for the accumulated inputs ``accs`` less the accumulated
+        output ``old``: the output's change, or ``None``."""
         new_cols, new_kinds, new_weights = self.logic.evaluate(accs, self)
         if old is not None and len(old):
             cols = [np.concatenate([n, o]) for n, o in zip(new_cols, old.cols)] \
@@ -158,8 +299,8 @@ class Reduce(Operator):
             cols, weights = consolidate(cols, weights, runs=True)
             delta = Batch(cols, kinds, weights, consolidated=True)
             if len(delta):
-                self.out_trace.insert(t, delta)
-                self.emit(t, delta)
+                return delta
+        return None
 
     # -- the Python path for a few keys ------------------------------------------------------
     def _small_keys(self, inputs, pending) -> list | None:
@@ -272,8 +413,9 @@ class Reduce(Operator):
         cols, weights = consolidate(rows.cols, rows.diffs, runs=True)
         return Accumulation(cols, trace.kinds, weights)
 
-    def _schedule(self, keys, times, t):
-        times = lub_rows(times, t)
+    def _schedule(self, keys, times, t, lubbed: bool = False):
+        if not lubbed:
+            times = lub_rows(times, t)
         if len(keys) <= tuning.REDUCE_GROUP_TIMES_ROWS and tuning.FAST_PATHS:
             # a few (key, time) pairs: group them by time in Python
             groups: dict = {}
@@ -384,3 +526,43 @@ def _accumulate_small(histories: dict, arity: int, depth: int, t: tuple, later: 
                 else:
                     later.add((code, time))
     return {rec: w for rec, w in acc.items() if w}
+
+
+def _accumulate_rows(rows, codes, t, kinds, later_keys, later_times) -> Accumulation:
+    """An :class:`Accumulation` at ``t`` of the keys ``codes`` from rows gathered for a
+    superset of them; the keys' rows at times not ``<= t`` go to ``later_*``."""
+    mine = rows.take(np.isin(rows.keycode, codes)) if len(rows) else rows
+    if not len(mine):
+        return Accumulation([c[:0] for c in mine.cols], kinds, mine.diffs)
+    now = leq_rows(mine.times, t)
+    if not now.all():
+        later = ~now
+        later_keys.append(mine.keycode[later])
+        later_times.append(mine.times[later])
+        mine = mine.take(now)
+    cols, weights = consolidate(mine.cols, mine.diffs, runs=True)
+    return Accumulation(cols, kinds, weights)
+
+
+class _History:
+    """A reduce's output history for a batch of times: the keys' rows read from the output
+    trace once, and the changes the batch's run writes at each time added as it goes."""
+
+    def __init__(self, trace, codes, nkey: int):
+        self.trace, self.nkey = trace, nkey
+        self.rows = None if trace.kinds is None else trace.gather(codes)
+        self.read = 0 if self.rows is None else len(self.rows)
+        self.added: list = []
+
+    def add(self, t: tuple, delta: Batch) -> None:
+        self.added.append(Rows(key_code(delta.cols, delta.kinds, self.nkey), delta.cols,
+                               np.tile(np.asarray(t, dtype=np.int64), (len(delta), 1)),
+                               delta.diffs))
+
+    def accumulate(self, codes, t, later_keys, later_times) -> Accumulation | None:
+        kinds = self.trace.kinds
+        if kinds is None:
+            return None
+        parts = ([] if self.rows is None else [self.rows]) + self.added
+        rows = Rows.concat(parts, len(kinds), len(t))
+        return _accumulate_rows(rows, codes, t, kinds, later_keys, later_times)

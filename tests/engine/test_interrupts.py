@@ -225,7 +225,7 @@ def test_sigint_while_the_epoch_commits_waits_for_the_commit(monkeypatch, worker
     monkeypatch.setattr(ViewSink, "commit", original)
     x.insert([8])
     flow.step()
-    assert seen == [[(7, (0,), 1), (8, (1,), 1)]]
+    assert seen == [[(7, (0,), 1)], [(8, (1,), 1)]]  # one call per epoch, in order
     assert signal.getsignal(signal.SIGINT) is handler  # put back as it was
     assert second.to_dict() == {(7, 1): 1, (8, 1): 1}  # (on workers: every one committed)
     flow.close()

@@ -141,7 +141,8 @@ def completeness_watch():
         assert not late, (f"{op.label} {what} at {t} after it ran {late[0]}: it ran a time "
                           f"before that time was complete")
 
-    original = {"accept": Operator.accept, "run_at": Operator.run_at, "hold": Reduce.hold}
+    original = {"accept": Operator.accept, "run_at": Operator.run_at, "hold": Reduce.hold,
+                "run_times": Operator.run_times}
 
     def accept(op, port, t, batch):
         check(op, t, "got input")
@@ -151,6 +152,10 @@ def completeness_watch():
         original["run_at"](op, t)
         ran(op).append(t)
 
+    def run_times(op, ts):
+        original["run_times"](op, ts)
+        ran(op).extend(ts)
+
     def hold(op, u, codes):
         check(op, u, "scheduled an interesting time")
         original["hold"](op, u, codes)
@@ -158,6 +163,7 @@ def completeness_watch():
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(Operator, "accept", accept)
         mp.setattr(Operator, "run_at", run_at)
+        mp.setattr(Operator, "run_times", run_times)
         mp.setattr(Reduce, "hold", hold)
         yield
 
@@ -313,6 +319,75 @@ def check_program(program: Node, epochs, rnd_reference, rnd_scheduler) -> bool:
     return True
 
 
+# -- epochs in flight: several epochs closed by advance() and run by one step -------------------
+def run_in_flight(program: Node, epochs, expected, rnd, cuts) -> dict:
+    """Feed ``epochs`` in groups of the sizes ``cuts``: ``advance()`` between the epochs of
+    a group, one ``step()`` at its end.  ``{epoch: result}`` for each epoch a group ended at
+    (``(view, [subscriber updates of each epoch of the group], traces)``), or ``DIVERGES``
+    for a group that must not converge (then the view must read as before the group)."""
+    with completeness_watch():
+        flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND)
+        inputs = {"a": flow.input("a"), "b": flow.input("b")}
+        out = build(program, inputs)
+        view = out.view()
+        received: list = []
+        out.subscribe(received.append)
+        results, start = {}, 0
+        for size in cuts:
+            group = list(range(start, min(start + size, len(expected))))
+            if not group:
+                break
+            start = group[-1] + 1
+            before = view.to_dict()
+            for k in group:
+                for name, method, rows in feed_plan(rnd, epochs[k]):
+                    getattr(inputs[name], method)(rows)
+                if k != group[-1]:
+                    assert flow.advance() == k + 1
+            if any(expected[k] is DIVERGES for k in group):
+                with pytest.raises(NonConvergenceError):
+                    flow.step()
+                assert view.to_dict() == before and flow.epoch == group[0], \
+                    f"epochs {group}: a rolled-back group changed the view or the epoch"
+                assert not flow.in_flight and not any(i.pending_count for i in inputs.values())
+                results[group[-1]] = DIVERGES
+                break
+            n_calls = len(received)
+            report = flow.step()
+            assert report.epoch == group[-1] and flow.epoch == group[-1] + 1
+            assert_quiescent(flow, "in flight")
+            calls = received[n_calls:]
+            assert len(calls) == len(group), f"epochs {group}: {len(calls)} subscriber calls"
+            for k, call in zip(group, calls):
+                assert all(t == (k,) for _, t, _ in call), f"epoch {k}: {call}"
+            assert list(flow.epoch_log()["epoch"])[-len(group):] == group
+            results[group[-1]] = (view.to_dict(), [sorted(c) for c in calls], trace_contents(flow))
+        return results
+
+
+def check_in_flight(program: Node, epochs, rnd_reference, rnd_scheduler, cuts) -> bool:
+    """The reference one epoch a step, the scheduler with epochs in flight: equal views,
+    subscriber updates and traces wherever a group of epochs ends."""
+    expected = expected_views(program, epochs)
+    if not expected:
+        return False
+    reference = run(program, epochs, expected, rnd_reference, reference=True)
+    grouped = run_in_flight(program, epochs, expected, rnd_scheduler, cuts)
+    start = 0
+    for end, got in sorted(grouped.items()):
+        group = range(start, end + 1)
+        start = end + 1
+        if got is DIVERGES:
+            assert DIVERGES in reference[group[0]:end + 1], f"epochs {list(group)} diverged"
+            continue
+        ref = reference[end]
+        assert got[0] == ref[0], f"epoch {end}: view differs from one epoch a step"
+        assert got[1] == [reference[k][1] for k in group], \
+            f"epochs {list(group)}: subscriber updates differ from one epoch a step"
+        assert got[2] == ref[2], f"epoch {end}: traces differ from one epoch a step"
+    return True
+
+
 # -- the programs ------------------------------------------------------------------------------
 def _n(op, *args, param=None) -> Node:
     return Node(op, tuple(args), param)
@@ -412,6 +487,59 @@ def test_the_scheduler_matches_the_reference():
     _comparison(FAST_EXAMPLES)()
 
 
+#: group sizes of the epochs run together (advance() between them; the first group of two
+#: at least), and the epochs (three at least, so that some group holds several)
+CUTS = st.lists(st.integers(1, 4), min_size=4, max_size=4).map(lambda c: [max(c[0], 2)] + c[1:])
+IN_FLIGHT_EPOCHS = st.lists(st.lists(UPDATE, max_size=8), min_size=3, max_size=6)
+
+
+def _in_flight(examples: int, coverage: Counter | None = None, **extra):
+    """The hypothesis test of epochs in flight against one epoch a step on ``examples``
+    random programs; ``coverage`` counts the reduce runs that took several times."""
+
+    @settings(max_examples=examples, **{**_SETTINGS, **extra})
+    @given(program=PROGRAMS, epochs=IN_FLIGHT_EPOCHS, cuts=CUTS,
+           rnd_reference=st.randoms(use_true_random=False),
+           rnd_scheduler=st.randoms(use_true_random=False))
+    @example(program=NESTED_PRIORITIZED, epochs=EXAMPLE_EPOCHS, cuts=[3, 1, 1, 1],
+             rnd_reference=random.Random(1), rnd_scheduler=random.Random(2))
+    @example(program=LOOP_OF_REDUCES, epochs=EXAMPLE_EPOCHS, cuts=[2, 1, 1, 1],
+             rnd_reference=random.Random(3), rnd_scheduler=random.Random(4))
+    def compare(program, epochs, cuts, rnd_reference, rnd_scheduler):
+        with _counting_batches(coverage):
+            check_in_flight(program, epochs, rnd_reference, rnd_scheduler, cuts)
+
+    return compare
+
+
+@contextmanager
+def _counting_batches(coverage: Counter | None):
+    """Count, in ``coverage``, the runs that took several times and those times."""
+    if coverage is None:
+        yield
+        return
+    original = Operator.run_times
+
+    def run_times(op, ts):
+        coverage["runs of several times"] += 1
+        coverage["times in them"] += len(ts)
+        original(op, ts)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Operator, "run_times", run_times)
+        yield
+
+
+def test_epochs_in_flight_match_one_epoch_a_step():
+    """Epochs closed by ``advance()`` and run by one step (their times complete together, a
+    reduce evaluating its keys at all of them in one run, reading each key's history once)
+    give, epoch by epoch, what one epoch a step under the reference gives; a group with a
+    diverging epoch rolls back whole."""
+    coverage: Counter = Counter()
+    _in_flight(FAST_EXAMPLES, coverage)()
+    assert coverage["runs of several times"] >= 10, coverage
+
+
 CONFIGURATIONS = [("default", True), ("default", False), ("tiny", True), ("tiny", False),
                   ("general", False)]
 
@@ -429,6 +557,18 @@ def test_the_scheduler_matches_the_reference_under_each_preset(preset, kernels):
     assert coverage["programs"] >= SLOW_EXAMPLES // 2, coverage
     for feature in ("iterate", "prioritize", "nested loops", "join", "reduce"):
         assert coverage[feature] > 0, f"no checked program had {feature}: {coverage}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("preset, kernels", CONFIGURATIONS,
+                         ids=[f"{p}-{'kernels' if k else 'numpy'}" for p, k in CONFIGURATIONS])
+def test_epochs_in_flight_match_one_epoch_a_step_under_each_preset(preset, kernels):
+    """Epochs in flight under every tuning preset with the kernels on and off (``general``
+    takes one time a run: the reduce's batch is a fast path)."""
+    coverage: Counter = Counter()
+    with tuned(preset), use_kernels(kernels):
+        _in_flight(SLOW_EXAMPLES, coverage)()
+    assert coverage["runs of several times"] >= 10, coverage
 
 
 # -- planted scheduler bugs --------------------------------------------------------------------
@@ -479,13 +619,15 @@ def test_planted_scheduler_bugs_are_caught(plant):
 
     Most of them change no view and no trace: a differential reduce that ran a time too
     early evaluates it again when the rest of its input comes (the new input's lubs include
-    that time), so outputs alone do not show a frontier passed too soon; the watch does."""
-    compare = _comparison(300, database=None, phases=(Phase.explicit, Phase.generate),
-                          derandomize=True)
+    that time), so outputs alone do not show a frontier passed too soon; the watch does.
+    Epochs in flight are fed too: with several epochs' times pending at once, far more of the
+    scheduler's answers come from the frontier rather than from the sweep's least time."""
+    extra = dict(database=None, phases=(Phase.explicit, Phase.generate), derandomize=True)
     with pytest.MonkeyPatch.context() as mp:
         _plant(mp, plant)
-        try:
-            compare()
-        except (AssertionError, NonConvergenceError, ExceptionGroup):
-            return
+        for compare in (_comparison(300, **extra), _in_flight(300, **extra)):
+            try:
+                compare()
+            except (AssertionError, NonConvergenceError, ExceptionGroup):
+                return
     raise AssertionError(f"{plant} was not caught")
