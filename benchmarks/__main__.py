@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="kernels: fresh processes per measurement (default 3)")
     parser.add_argument("--workers", default=None,
                         help="scaling: worker counts separated by commas (default 1,2,4,8)")
+    parser.add_argument("--in-flight", type=int, default=1,
+                        help="(cc, scc, sssp...) updates per step, each its own epoch "
+                             "(Dataflow.advance between them): epochs in flight")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     args.adversarial = args.updates == "adversarial"

@@ -62,9 +62,32 @@ def _contiguous(data: np.ndarray) -> np.ndarray:
     return data if data.flags.c_contiguous else np.ascontiguousarray(data)
 
 
+class Gathered:
+    """A batch of times' input history (:meth:`Reduce.process_times`): the rows of the
+    batch's keys, read from the input trace once and packed sorted by key code, standing in
+    for the trace in each time's scan (:attr:`Reduce.history_source`).  Its rows are not
+    counted again as history read."""
+
+    __slots__ = ("runs", "row_depth")
+
+    def __init__(self, rows, depth: int):
+        order = np.argsort(rows.keycode, kind="stable")
+        fields = [rows.keycode] + [c.view(np.int64) if c.dtype.kind == "f" else c
+                                   for c in rows.cols] + list(rows.times.T) + [rows.diffs]
+        data = np.empty((len(fields), len(order)), dtype=np.int64)
+        for j, field in enumerate(fields):
+            np.take(field, order, out=data[j])
+        self.runs = [(data, len(order), True, 1)]
+        self.row_depth = depth
+
+    def packed_runs(self) -> list:
+        return self.runs
+
+
 def _scan(op, part, keys, t, role, later, nl):
     """Every row of ``keys`` in a trace (its :func:`_parts`): ``(rows buffer, n, arity,
-    later buffer, nl)``; the rows read counted in ``op``'s flow's work."""
+    later buffer, nl)``; the rows read counted in ``op``'s flow's work (not those of a
+    :class:`Gathered` history, counted when it was read)."""
     trace, arity, rdepth = part
     rows = _buffers.get(role, 2 + arity)
     n = read = 0
@@ -80,7 +103,8 @@ def _scan(op, part, keys, t, role, later, nl):
             later = _buffers.get("later", later.shape[0], -nl2, nl)
         n, nl = n2, nl2
         read += seen
-    op.flow.work.history_rows += read
+    if not isinstance(trace, Gathered):
+        op.flow.work.history_rows += read
     return rows, n, arity, later, nl
 
 
@@ -128,6 +152,14 @@ def _plan(op, in_kinds, out_kinds) -> _Plan:
     if plan is None or plan.in_kinds != in_kinds or plan.out_kinds != out_kinds:
         plan = op.kernel_plan = _Plan(op, in_kinds, out_kinds)
     return plan
+
+
+def batch_ready(op) -> bool:
+    """Whether a batch of ``op``'s times may be evaluated on the kernels from a
+    :class:`Gathered` history: its logic and records qualify, its input trace holds rows."""
+    in_kinds = op.in_traces[0].kinds
+    return op.logic_code is not None and in_kinds is not None and \
+        _plan(op, in_kinds, op.out_trace.kinds).ok
 
 
 def process(op, t: tuple, inputs, pending) -> bool:
@@ -190,7 +222,11 @@ def _run(op, plan, code, t, keys) -> bool:
     nl = 0
     given_cols, given_w, given_starts = _EMPTY_ROWS, _EMPTY, _EMPTY
     if plan.in_part is not None:
-        rows_in, n_in, arity, later, nl = _scan(op, plan.in_part, keys, tarr, "in", later, nl)
+        part = plan.in_part
+        source = op.history_source
+        if source is not None:
+            part = (source, part[1], source.row_depth)
+        rows_in, n_in, arity, later, nl = _scan(op, part, keys, tarr, "in", later, nl)
         if code == L.GIVEN:
             cols, w, starts = L.consolidate_by_key(rows_in, n_in, nk, arity)
             new_w = _given(op.logic, w)

@@ -31,6 +31,7 @@ from ..batch import Batch, consolidate, sort_order
 from ..columns import INT, key_code
 from ..lattice import leq, leq_rows, lub_rows
 from ..trace import Trace
+from ..trace.lookup import expand_ranges
 from ..trace.rows import Rows
 from .base import Operator
 
@@ -60,8 +61,21 @@ class Accumulation:
         return len(self.weights)
 
 
-#: the compiled kernel path's ``process`` (:mod:`~ddlab.engine.kernels.reduce`), loaded when
-#: a reduce first takes it (it imports numba; ``import ddlab`` does not)
+#: the compiled kernel path (:mod:`~ddlab.engine.kernels.reduce`), loaded when a reduce first
+#: takes it (it imports numba; ``import ddlab`` does not)
+_kernel_reduce = None
+
+
+def _kernels():
+    global _kernel_reduce
+    if _kernel_reduce is None:
+        from ..kernels import reduce as module
+
+        _kernel_reduce = module
+    return _kernel_reduce
+
+
+#: the kernel path's ``process`` (a module variable: tests replace it)
 _kernel_process = None
 
 
@@ -69,9 +83,7 @@ def kernel_process(op, t, inputs, pending) -> bool:
     """``Reduce.process`` on the compiled kernels; ``False`` when they decline."""
     global _kernel_process
     if _kernel_process is None:
-        from ..kernels.reduce import process
-
-        _kernel_process = process
+        _kernel_process = _kernels().process
     return _kernel_process(op, t, inputs, pending)
 
 
@@ -81,6 +93,9 @@ class Reduce(Operator):
     takes_times = True
     #: the compiled kernels' plan for this operator (see :mod:`~ddlab.engine.kernels.reduce`)
     kernel_plan = None
+    #: (during a batch of times on the kernels) the input rows of the batch's keys, read
+    #: once, which each time's scan reads instead of the input trace
+    history_source = None
 
     def __init__(self, scope, inputs, logic, nkey: int = 1, name=None):
         super().__init__(scope, inputs, name or logic.name)
@@ -105,6 +120,8 @@ class Reduce(Operator):
             self.tracker.update(self.index, u, 1)
             if self.own_work:
                 self.add_work(u, 1)
+            if self._fresh is not None:
+                self._fresh.append(u)
         else:
             found.append(codes)
 
@@ -122,6 +139,8 @@ class Reduce(Operator):
     #: capabilities go when it is done (a time's may have been taken by the run at an
     #: earlier time of the batch, which scheduled it)
     _taken = None
+    #: (during :meth:`_each_time`) the times :meth:`hold` scheduled anew
+    _fresh = None
 
     def run_times(self, ts: list) -> None:
         """:meth:`Operator.run_times`; the capabilities of the times it evaluated go once it
@@ -165,6 +184,18 @@ class Reduce(Operator):
         if len(union) > tuning.REDUCE_CHUNK_KEYS or not tuning.FAST_PATHS:
             # many keys (a load): each time on its own, chunk by chunk, on the kernels
             return self._each_time(items)
+        if self.logic_code is not None and len(self.in_traces) == 1 and kernels.active() \
+                and _kernels().batch_ready(self):
+            # the compiled logics: each time on the kernels, reading the input rows of the
+            # batch's keys, gathered once, instead of the trace
+            trace = self.in_traces[0]
+            rows = trace.gather(union)
+            self.flow.work.history_rows += len(rows)
+            self.history_source = _kernels().Gathered(rows, trace.depth)
+            try:
+                return self._each_time(items)
+            finally:
+                self.history_source = None
         for t in order:
             self._take_scheduled(t)
         if not len(union):
@@ -177,7 +208,7 @@ class Reduce(Operator):
                 continue
             rows = trace.gather(union)
             work.history_rows += len(rows)
-            histories.append(rows)
+            histories.append(_ByKey(rows))
         out = _History(self.out_trace, union, self.nkey)
         work.history_rows += out.read
         heap = list(order)  # (sorted: a heap already)
@@ -209,24 +240,15 @@ class Reduce(Operator):
         """:meth:`_schedule` for the later interesting times of a batch's evaluation at
         ``t``; those at or before a time of the ``batch`` (complete) join the run's worklist
         (``keys`` by time, ``heap`` of times) instead."""
-        times = lub_rows(times, t)
-        inside = np.zeros(len(codes), dtype=bool)
-        complete: dict = {}
-        for j, u in enumerate(map(tuple, times.tolist())):
-            found = keys.get(u)
-            if found is None:
-                now = complete.get(u)
-                if now is None:
-                    now = complete[u] = any(leq(u, b) for b in batch)
-                if not now:
+        for u, found in _by_time(codes, lub_rows(times, t)):
+            have = keys.get(u)
+            if have is None:
+                if not any(leq(u, b) for b in batch):
+                    self.hold(u, found)
                     continue
-                found = keys[u] = []
+                have = keys[u] = []
                 heapq.heappush(heap, u)
-            inside[j] = True
-            found.append(codes[j:j + 1])
-        if not inside.all():
-            keep = ~inside
-            self._schedule(codes[keep], times[keep], t, lubbed=True)
+            have.append(np.asarray(found, dtype=np.int64))
 
     def _each_time(self, items: list) -> list:
         """:meth:`process_times` one :meth:`process` per time (the kernels' and the chunked
@@ -234,18 +256,22 @@ class Reduce(Operator):
         before a time of the batch is run in its place in the order."""
         inputs_at = dict(items)
         order = [t for t, _ in items]
-        heap, seen = list(order), set(order)
+        heap = list(order)
         done = []
         none = [None] * len(self.inputs)
-        while heap:
-            t = heapq.heappop(heap)
-            self._emitted = 0
-            self.process(t, inputs_at.get(t, none))
-            done.append((t, self._emitted))
-            for u in self.obligations:
-                if u not in seen and any(leq(u, b) for b in order):
-                    seen.add(u)
-                    heapq.heappush(heap, u)
+        self._fresh = fresh = []
+        try:
+            while heap:
+                t = heapq.heappop(heap)
+                self._emitted = 0
+                self.process(t, inputs_at.get(t, none))
+                done.append((t, self._emitted))
+                for u in fresh:
+                    if any(leq(u, b) for b in order):
+                        heapq.heappush(heap, u)
+                fresh.clear()
+        finally:
+            self._fresh = None
         return done
 
     def process(self, t, inputs):
@@ -413,31 +439,11 @@ class Reduce(Operator):
         cols, weights = consolidate(rows.cols, rows.diffs, runs=True)
         return Accumulation(cols, trace.kinds, weights)
 
-    def _schedule(self, keys, times, t, lubbed: bool = False):
-        if not lubbed:
-            times = lub_rows(times, t)
-        if len(keys) <= tuning.REDUCE_GROUP_TIMES_ROWS and tuning.FAST_PATHS:
-            # a few (key, time) pairs: group them by time in Python
-            groups: dict = {}
-            for k, row in zip(keys.tolist(), map(tuple, times.tolist())):
-                groups.setdefault(row, set()).add(k)
-            for u in sorted(groups):
-                self.hold(u, np.array(sorted(groups[u]), dtype=np.int64))
-            return
-        # group the (key, time) pairs by time: one sort by (time, key), then drop repeats
-        # (process() sorts and dedups each time's keys again, so this only saves memory)
-        order = sort_order(list(times.T) + [keys]) if tuning.FAST_PATHS else \
-            np.lexsort([keys] + list(times.T[::-1]))
-        times, keys = times.take(order, axis=0), keys.take(order)
-        new_time = np.ones(len(keys), dtype=bool)
-        new_time[1:] = np.any(times[1:] != times[:-1], axis=1)
-        fresh = new_time.copy()
-        fresh[1:] |= keys[1:] != keys[:-1]
-        times, keys, new_time = times[fresh], keys[fresh], new_time[fresh]
-        starts = np.flatnonzero(new_time)
-        ends = np.append(starts[1:], len(keys))
-        for s, e in zip(starts.tolist(), ends.tolist()):
-            self.hold(tuple(times[s].tolist()), keys[s:e])
+    def _schedule(self, keys, times, t):
+        """Hold the key codes ``keys`` at the lubs of ``times`` with ``t``."""
+        hold = self.hold
+        for u, codes in _by_time(keys, lub_rows(times, t)):
+            hold(u, codes)
 
     # -- state ---------------------------------------------------------------------------
     def snapshot(self):
@@ -479,6 +485,32 @@ class Reduce(Operator):
 
     def copy_into(self, scope, inputs):
         return Reduce(scope, inputs, self.logic, self.nkey, self.name)
+
+
+def _by_time(keys, times):
+    """``(time, sorted distinct key codes)`` for each distinct row of ``times``, in time
+    order (``keys[i]`` goes with ``times[i]``)."""
+    if len(keys) <= tuning.REDUCE_GROUP_TIMES_ROWS and tuning.FAST_PATHS:
+        # a few (key, time) pairs: group them by time in Python
+        groups: dict = {}
+        for k, row in zip(keys.tolist(), map(tuple, times.tolist())):
+            groups.setdefault(row, set()).add(k)
+        for u in sorted(groups):
+            yield u, np.array(sorted(groups[u]), dtype=np.int64)
+        return
+    # one sort by (time, key), then drop repeats
+    order = sort_order(list(times.T) + [keys]) if tuning.FAST_PATHS else \
+        np.lexsort([keys] + list(times.T[::-1]))
+    times, keys = times.take(order, axis=0), keys.take(order)
+    new_time = np.ones(len(keys), dtype=bool)
+    new_time[1:] = np.any(times[1:] != times[:-1], axis=1)
+    fresh = new_time.copy()
+    fresh[1:] |= keys[1:] != keys[:-1]
+    times, keys, new_time = times[fresh], keys[fresh], new_time[fresh]
+    starts = np.flatnonzero(new_time)
+    ends = np.append(starts[1:], len(keys))
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        yield tuple(times[s].tolist()), keys[s:e]
 
 
 def _accumulate_small(histories: dict, arity: int, depth: int, t: tuple, later: set) -> dict:
@@ -528,10 +560,31 @@ def _accumulate_small(histories: dict, arity: int, depth: int, t: tuple, later: 
     return {rec: w for rec, w in acc.items() if w}
 
 
+class _ByKey:
+    """Rows gathered for a batch's keys, sorted by key code once, so that each time's keys
+    are picked by binary search rather than by a pass over every row."""
+
+    __slots__ = ("rows", "codes")
+
+    def __init__(self, rows):
+        if len(rows) > 1 and not (rows.keycode[1:] >= rows.keycode[:-1]).all():
+            rows = rows.take(np.argsort(rows.keycode, kind="stable"))
+        self.rows, self.codes = rows, rows.keycode
+
+    def select(self, codes):
+        """The rows of the (sorted, distinct) key codes ``codes``."""
+        if not len(self.rows):
+            return self.rows
+        lo = np.searchsorted(self.codes, codes, "left")
+        hi = np.searchsorted(self.codes, codes, "right")
+        return self.rows.take(expand_ranges(lo, hi - lo))
+
+
 def _accumulate_rows(rows, codes, t, kinds, later_keys, later_times) -> Accumulation:
     """An :class:`Accumulation` at ``t`` of the keys ``codes`` from rows gathered for a
-    superset of them; the keys' rows at times not ``<= t`` go to ``later_*``."""
-    mine = rows.take(np.isin(rows.keycode, codes)) if len(rows) else rows
+    superset of them (a :class:`_ByKey`, or rows holding only those keys); the keys' rows
+    at times not ``<= t`` go to ``later_*``."""
+    mine = rows.select(codes) if isinstance(rows, _ByKey) else rows
     if not len(mine):
         return Accumulation([c[:0] for c in mine.cols], kinds, mine.diffs)
     now = leq_rows(mine.times, t)
@@ -550,8 +603,9 @@ class _History:
 
     def __init__(self, trace, codes, nkey: int):
         self.trace, self.nkey = trace, nkey
-        self.rows = None if trace.kinds is None else trace.gather(codes)
-        self.read = 0 if self.rows is None else len(self.rows)
+        rows = None if trace.kinds is None else trace.gather(codes)
+        self.read = 0 if rows is None else len(rows)
+        self.rows = None if rows is None else _ByKey(rows)
         self.added: list = []
 
     def add(self, t: tuple, delta: Batch) -> None:
@@ -563,6 +617,8 @@ class _History:
         kinds = self.trace.kinds
         if kinds is None:
             return None
-        parts = ([] if self.rows is None else [self.rows]) + self.added
+        parts = [] if self.rows is None else [self.rows.select(codes)]
+        for rows in self.added:  # (a few rows a time: the run's own output)
+            parts.append(rows.take(np.isin(rows.keycode, codes)))
         rows = Rows.concat(parts, len(kinds), len(t))
         return _accumulate_rows(rows, codes, t, kinds, later_keys, later_times)
