@@ -307,10 +307,11 @@ class Dataflow:
             stats = self.statistics
             stats.discard()
             given = {name: i.op.epoch_batches() for name, i in self._inputs.items()}
-            n_inputs = [sum(len(b) for batches in given.values() for b in batches[k])
-                        for k in range(len(epochs))]
-            changes = [{name: list(batches[k]) for name, batches in given.items() if batches[k]}
-                       for k in range(len(epochs))]
+            n_inputs, changes = [], []
+            for k in range(len(epochs)):
+                batches = {name: b[k] for name, b in given.items() if b[k]}
+                n_inputs.append(sum([len(b) for bs in batches.values() for b in bs]))
+                changes.append({name: list(bs) for name, bs in batches.items()})
             start = perf_counter()
             guard = DeferredInterrupts()  # Ctrl-C waits while the epoch commits or rolls back
         except BaseException:
@@ -346,9 +347,9 @@ class Dataflow:
             processed = 0
             for k, (e, (runs, share)) in enumerate(zip(epochs, _by_epoch(stats, epochs, seconds))):
                 stats.running = runs
-                processed += sum(r[2] for r in runs)
-                report = StepReport(e, share, n_inputs[k], len(runs), sum(r[2] for r in runs),
-                                    sum(retained.values()))
+                n = sum([r[2] for r in runs])
+                processed += n
+                report = StepReport(e, share, n_inputs[k], len(runs), n, sum(retained.values()))
                 stats.commit(e, report, retained=retained, inputs=changes[k])
         except BaseException as err:
             guard.start()

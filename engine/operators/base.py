@@ -18,7 +18,8 @@ class Operator:
     pointstamp the scope's tracker counts (at :attr:`location`).  The scope calls
     :meth:`step` when the operator holds pointstamps; it runs, in one go, every queued time
     its input frontier has passed (:meth:`run_at` per time, in a linear extension of their
-    order).  :meth:`process` turns the inputs at one time into output batches sent with
+    order; an operator that ``takes_times`` gets the times complete together in one
+    :meth:`run_times`).  :meth:`process` turns the inputs at one time into output batches sent with
     :meth:`emit` (consolidated, so loops can quiesce).
     """
 
@@ -209,6 +210,10 @@ class Operator:
                 ready.append(t)
                 if not batches:
                     break
+                if index in tracker.reach.sources[index]:
+                    # on a loop: its own pointstamp at t reaches it again one iteration on,
+                    # so every time in advance of that is blocked (not asked of the tracker)
+                    held.append(t[:-1] + (t[-1] + 1,))
             if not ready:
                 return ran
             if len(ready) == 1:

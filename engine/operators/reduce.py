@@ -275,7 +275,9 @@ class Reduce(Operator):
         return done
 
     def process(self, t, inputs):
-        pending = self._take_scheduled(t)
+        pending = self.obligations.pop(t, None)  # (_take_scheduled, inlined: the hot path)
+        if pending is not None and self._taken is not None:
+            self._taken.append(t)
         if tuning.FAST_PATHS and self.logic_code is not None and kernels.active() and \
                 kernel_process(self, t, inputs, pending):
             return
@@ -487,17 +489,15 @@ class Reduce(Operator):
         return Reduce(scope, inputs, self.logic, self.nkey, self.name)
 
 
-def _by_time(keys, times):
-    """``(time, sorted distinct key codes)`` for each distinct row of ``times``, in time
+def _by_time(keys, times) -> list:
+    """``[(time, sorted distinct key codes)]`` for each distinct row of ``times``, in time
     order (``keys[i]`` goes with ``times[i]``)."""
     if len(keys) <= tuning.REDUCE_GROUP_TIMES_ROWS and tuning.FAST_PATHS:
         # a few (key, time) pairs: group them by time in Python
         groups: dict = {}
         for k, row in zip(keys.tolist(), map(tuple, times.tolist())):
             groups.setdefault(row, set()).add(k)
-        for u in sorted(groups):
-            yield u, np.array(sorted(groups[u]), dtype=np.int64)
-        return
+        return [(u, np.array(sorted(groups[u]), dtype=np.int64)) for u in sorted(groups)]
     # one sort by (time, key), then drop repeats
     order = sort_order(list(times.T) + [keys]) if tuning.FAST_PATHS else \
         np.lexsort([keys] + list(times.T[::-1]))
@@ -509,8 +509,7 @@ def _by_time(keys, times):
     times, keys, new_time = times[fresh], keys[fresh], new_time[fresh]
     starts = np.flatnonzero(new_time)
     ends = np.append(starts[1:], len(keys))
-    for s, e in zip(starts.tolist(), ends.tolist()):
-        yield tuple(times[s].tolist()), keys[s:e]
+    return [(tuple(times[s].tolist()), keys[s:e]) for s, e in zip(starts.tolist(), ends.tolist())]
 
 
 def _accumulate_small(histories: dict, arity: int, depth: int, t: tuple, later: set) -> dict:
