@@ -243,13 +243,8 @@ class Operator:
         """Process the input queued at ``t`` (after the operators fused into this one took
         theirs) and record the run.  (The hot path of every operator run: written for few
         Python operations.)"""
-        fused = self.fused
-        if fused:
-            self.running = t  # (see accept)
-            self._release = 0
-            for op in fused:
-                if t in op.queued:
-                    op.run_at(t)
+        if self.fused:
+            self._run_fused(t)
         queues = self.queues
         n_in = 0
         taken = 0
@@ -292,6 +287,15 @@ class Operator:
             inputs = pending = batch = None
             release_free_memory()
 
+    def _run_fused(self, t: tuple) -> None:
+        """The operators fused into this one take their input at ``t`` (upstream first),
+        handing their output on inside the group's run at ``t``."""
+        self.running = t  # (see accept)
+        self._release = 0
+        for op in self.fused:
+            if t in op.queued:
+                op.run_at(t)
+
     def _take(self, t: tuple):
         """``(inputs, rows in, batches taken)``: the input queued at ``t`` on every port, one
         batch (or ``None``) per port."""
@@ -319,11 +323,7 @@ class Operator:
         for t in ts:
             release = 0
             if fused:
-                self.running = t  # (see accept)
-                self._release = 0
-                for op in fused:
-                    if t in op.queued:
-                        op.run_at(t)
+                self._run_fused(t)
                 self.running = None
                 release = self._release
             inputs, n_in, taken = self._take(t)

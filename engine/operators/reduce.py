@@ -430,16 +430,7 @@ class Reduce(Operator):
             return Accumulation(cols, trace.kinds, weights)
         rows = trace.gather(codes)
         self.flow.work.history_rows += len(rows)
-        if not len(rows):
-            return Accumulation([c[:0] for c in rows.cols], trace.kinds, rows.diffs)
-        now = leq_rows(rows.times, t)
-        if not now.all():
-            later = ~now
-            later_keys.append(rows.keycode[later])
-            later_times.append(rows.times[later])
-            rows = rows.take(now)
-        cols, weights = consolidate(rows.cols, rows.diffs, runs=True)
-        return Accumulation(cols, trace.kinds, weights)
+        return _accumulate_rows(rows, codes, t, trace.kinds, later_keys, later_times)
 
     def _schedule(self, keys, times, t):
         """Hold the key codes ``keys`` at the lubs of ``times`` with ``t``."""

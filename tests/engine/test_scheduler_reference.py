@@ -259,17 +259,23 @@ def assert_quiescent(flow, who: str) -> None:
                     f"{who}: {scope.path} still counts pointstamps {counts} at {op.label}"
 
 
+def _built(program: Node):
+    """``(flow, inputs, view, subscriber's calls)`` of ``program`` over inputs ``a``, ``b``."""
+    flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND)
+    inputs = {"a": flow.input("a"), "b": flow.input("b")}
+    out = build(program, inputs)
+    view = out.view()
+    received: list = []
+    out.subscribe(received.append)
+    return flow, inputs, view, received
+
+
 def run(program: Node, epochs, expected, rnd, reference: bool) -> list:
     """Build ``program`` and feed it ``epochs`` (each in calls drawn from ``rnd``) under one
     scheduler; per epoch, ``(view, subscriber updates, traces)`` or ``DIVERGES``."""
     who = "reference" if reference else "scheduler"
     with reference_scheduler() if reference else nullcontext(), completeness_watch():
-        flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND)
-        inputs = {"a": flow.input("a"), "b": flow.input("b")}
-        out = build(program, inputs)
-        view = out.view()
-        received: list = []
-        out.subscribe(received.append)
+        flow, inputs, view, received = _built(program)
         results = []
         for e, want in enumerate(expected):
             for name, method, rows in feed_plan(rnd, epochs[e]):
@@ -326,12 +332,7 @@ def run_in_flight(program: Node, epochs, expected, rnd, cuts) -> dict:
     (``(view, [subscriber updates of each epoch of the group], traces)``), or ``DIVERGES``
     for a group that must not converge (then the view must read as before the group)."""
     with completeness_watch():
-        flow = ddlab.Dataflow(max_iterations=ENGINE_BOUND)
-        inputs = {"a": flow.input("a"), "b": flow.input("b")}
-        out = build(program, inputs)
-        view = out.view()
-        received: list = []
-        out.subscribe(received.append)
+        flow, inputs, view, received = _built(program)
         results, start = {}, 0
         for size in cuts:
             group = list(range(start, min(start + size, len(expected))))
