@@ -18,6 +18,7 @@ import numpy as np
 from .. import tuning
 from ..batch import Batch
 from ..columns import FLOAT, INT, key_code
+from ..trace.layout import pack
 from . import histories as H
 from . import logics as L
 from ..work import KERNEL_CALLS
@@ -72,12 +73,9 @@ class Gathered:
 
     def __init__(self, rows, depth: int):
         order = np.argsort(rows.keycode, kind="stable")
-        fields = [rows.keycode] + [c.view(np.int64) if c.dtype.kind == "f" else c
-                                   for c in rows.cols] + list(rows.times.T) + [rows.diffs]
-        data = np.empty((len(fields), len(order)), dtype=np.int64)
-        for j, field in enumerate(fields):
-            np.take(field, order, out=data[j])
-        self.runs = [(data, len(order), True, 1)]
+        data, floats = pack(rows.keycode, rows.cols, rows.times, rows.diffs, order=order)
+        # (the key code stored once when it is the first column: the columns from row 0)
+        self.runs = [(data, len(order), True, 0 if floats and floats[0] is None else 1)]
         self.row_depth = depth
 
     def packed_runs(self) -> list:
