@@ -52,6 +52,20 @@ _plans: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def process(op, t: tuple, d_left, d_right) -> bool:
     """Run ``op`` (a Join) at ``t`` on the kernels; ``False`` (nothing done) when it does
     not qualify."""
+    return process_times(op, len(t), d_left, _at(t, d_left), d_right, _at(t, d_right))
+
+
+def _at(t: tuple, d):
+    """Every row of ``d`` at ``t``: its times, one column per row."""
+    if d is None:
+        return None
+    return np.repeat(np.array(t, dtype=np.int64).reshape(-1, 1), len(d), axis=1)
+
+
+def process_times(op, depth: int, d_left, left_times, d_right, right_times) -> bool:
+    """Run ``op`` on deltas whose rows have their own times (``left_times``: one column per
+    row of ``d_left``), a join over a batch of times; ``False`` (nothing done) when it does
+    not qualify."""
     lk, rk = op.left_trace.kinds, op.right_trace.kinds
     if lk is None or rk is None:
         return False
@@ -62,45 +76,44 @@ def process(op, t: tuple, d_left, d_right) -> bool:
         return False
     nkey, kinds = op.nkey, plan.kinds
     sides = []
-    for d, trace, is_left in ((d_left, op.right_trace, True), (d_right, op.left_trace, False)):
+    for d, dtimes, trace, is_left in ((d_left, left_times, op.right_trace, True),
+                                      (d_right, right_times, op.left_trace, False)):
         if d is not None and len(d):
             if d.kinds != (lk if is_left else rk):
                 return False
-            sides.append((d, trace, is_left))
+            sides.append((d, dtimes, trace, is_left))
     if not sides:
         return True
-    if sum(len(d) for d, _, _ in sides) > tuning.KERNEL_JOIN_ROWS:
+    if sum(len(d) for d, _, _, _ in sides) > tuning.KERNEL_JOIN_ROWS:
         return False
     ncols = len(kinds)
-    depth = len(t)
-    tarr = np.array(t, dtype=np.int64)
     out = _buffers.get("join", ncols + depth + 1)
     n = 0
     budget = op.flow.max_rows_per_epoch is not None
     prepared = []
-    for d, trace, is_left in sides:
+    for d, dtimes, trace, is_left in sides:
         dcodes = _contiguous(key_code(d.cols, d.kinds, nkey))
         order = M.key_order(dcodes)
         dcols = np.array(d.cols, dtype=np.int64).reshape(len(d.cols), -1)
         source = plan.sources[is_left]
         diffs = _contiguous(d.diffs)
-        prepared.append((dcodes, order, dcols, diffs, source))
+        prepared.append((dcodes, order, dcols, diffs, source, dtimes))
         rdepth = trace.row_depth
         for data, m, is_sorted, first in trace.packed_runs():
             n, out = _match(op, out, n, budget, _contiguous(data), m, is_sorted, first, rdepth,
-                            dcodes, order, dcols, diffs, nkey, source, tarr, 1)
+                            dcodes, order, dcols, diffs, nkey, source, dtimes, 1)
     if len(sides) == 2:
         # dA x dB was counted in both halves: once more, negated (the right delta as an
-        # unsorted matrix at time t)
-        dcodes, order, dcols, diffs, source = prepared[0]
-        rcodes, _, rcols, rdiffs, _ = prepared[1]
+        # unsorted matrix, each row at its time)
+        dcodes, order, dcols, diffs, source, dtimes = prepared[0]
+        rcodes, _, rcols, rdiffs, _, rtimes = prepared[1]
         matrix = np.empty((2 + len(rcols) + depth, len(rcodes)), dtype=np.int64)
         matrix[0] = rcodes
         matrix[1:1 + len(rcols)] = rcols
-        matrix[1 + len(rcols):-1] = tarr[:, None]
+        matrix[1 + len(rcols):-1] = rtimes
         matrix[-1] = rdiffs
         n, out = _match(op, out, n, budget, matrix, matrix.shape[1], False, 1, depth, dcodes,
-                        order, dcols, diffs, nkey, source, tarr, -1)
+                        order, dcols, diffs, nkey, source, dtimes, -1)
     if not n:
         return True
     op.flow.work.matched_pairs += n
@@ -116,11 +129,11 @@ def process(op, t: tuple, d_left, d_right) -> bool:
 
 
 def _match(op, out, n, budget, data, m, is_sorted, first, rdepth, dcodes, order, dcols, diffs,
-           nkey, source, t, sign):
+           nkey, source, dtimes, sign):
     """:func:`~.matching.match`, growing the buffer (after the budget allowed the rows)."""
     while True:
         n2 = M.match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, diffs, nkey,
-                     source, t, sign, out, n)
+                     source, dtimes, sign, out, n)
         KERNEL_CALLS[0] += 1
         if n2 >= 0:
             if budget and n2 > n:   # the rows so far, as the numpy path checks each gather

@@ -3,7 +3,8 @@ output pairs by time and consolidate them.
 
 :func:`match` appends, for every pair of a delta row and a row of one packed trace batch with
 the same key, the output record (columns picked from either side by ``source``), the time
-``lub(t, row time)`` and the diff ``sign * delta diff * row diff``.  The delta's rows are
+``lub(delta row's time, row time)`` (one time for a whole delta, or each row's own when a join
+takes a batch of times) and the diff ``sign * delta diff * row diff``.  The delta's rows are
 given sorted by key code (``order``), so a sorted batch is searched once per distinct key;
 an unsorted matrix (recent rows, the other side's delta for the ``dA x dB`` correction) has
 each of its rows looked up among the delta's codes.  :func:`group_by_time` sorts the pairs
@@ -23,14 +24,16 @@ from .sorting import RADIX_MIN, lexsort_segment, pack_fields, radix_sort_keys
 
 
 @njit(cache=True)
-def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, t, sign, out, n):
+def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, dtimes, sign,
+                out, n):
     """Append the pairs of every range ``ranges[:, k]`` = (delta row, first batch row, end)
-    for ``k < nr``, but those whose key columns differ (a key-code collision); returns the
-    new count.  (All pairs in one call, the loops inside: numba does not inline a helper, and
-    a call per pair, passing its arrays each time, made a match nearly three times as slow,
-    57 -> 20 ns a pair on the explorer's matches; see ``histories._put_rows``.)"""
+    for ``k < nr``, but those whose key columns differ (a key-code collision), each at the
+    lub of the two rows' times (``dtimes[:, r]``: delta row ``r``'s); returns the new count.
+    (All pairs in one call, the loops inside: numba does not inline a helper, and a call per
+    pair, passing its arrays each time, made a match nearly three times as slow, 57 -> 20 ns
+    a pair on the explorer's matches; see ``histories._put_rows``.)"""
     ncols = source.shape[1]
-    depth = len(t)
+    depth = dtimes.shape[0]
     fields = data.shape[0]
     tstart = fields - 1 - rdepth
     for k in range(nr):
@@ -47,22 +50,23 @@ def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, t,
                 idx = source[1, c]
                 out[c, n] = dcols[idx, r] if source[0, c] == 0 else data[first + idx, i]
             for j in range(depth):
+                w = dtimes[j, r]
                 if j < rdepth:
                     v = data[tstart + j, i]
-                    out[ncols + j, n] = v if v > t[j] else t[j]
+                    out[ncols + j, n] = v if v > w else w
                 else:
-                    out[ncols + j, n] = t[j]
+                    out[ncols + j, n] = w
             out[ncols + depth, n] = sign * ddiffs[r] * data[fields - 1, i]
             n += 1
     return n
 
 
 @njit(cache=True)
-def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey, source, t,
+def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey, source, dtimes,
           sign, out, n):
     """Append every matching pair of the delta (``dcodes`` in delta row order, ``order``
-    sorting them) and the first ``m`` columns of ``data``; returns the new count or minus
-    the count needed."""
+    sorting them, ``dtimes`` its rows' times, one column each) and the first ``m`` columns of
+    ``data``; returns the new count or minus the count needed."""
     nd = len(order)
     if m == 0 or nd == 0:
         return n
@@ -115,8 +119,8 @@ def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey,
                 ranges[1, nr] = i
                 ranges[2, nr] = i + 1
                 nr += 1
-    return _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, t, sign,
-                       out, n)
+    return _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, dtimes,
+                       sign, out, n)
 
 
 @njit(cache=True)
@@ -284,7 +288,7 @@ def warm_up() -> None:
     dcols = np.array([[2, 1], [7, 8]], dtype=np.int64)
     diffs = np.array([1, -1], dtype=np.int64)
     source = column_sources(1, 2, 2, True, None)
-    t = np.array([0, 1], dtype=np.int64)
+    t = np.array([[0, 0], [1, 1]], dtype=np.int64)  # each delta row's time, one per column
     out = np.empty((6, 16), dtype=np.int64)
     n = match(data, 3, True, 1, 2, dcodes, order, dcols, diffs, 1, source, t, 1, out, 0)
     n = match(data, 3, False, 1, 2, dcodes, order, dcols, diffs, 1, source, t, -1, out, n)

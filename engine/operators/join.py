@@ -19,7 +19,7 @@ from ..batch import Batch, concat_batches
 from ..budget import check_pending
 from ..columns import INT, KIND_NAMES, decode_rows, encode_rows, key_code
 from ..errors import SchemaError
-from ..lattice import leq_rows, lub, lub_rows
+from ..lattice import leq, leq_rows, lub, lub_rows
 from ..trace import Trace
 from .base import Operator
 from .linear import call_user
@@ -40,9 +40,20 @@ def kernel_process(op, t, d_left, d_right) -> bool:
     return _kernel_process(op, t, d_left, d_right)
 
 
+def kernel_process_times(op, depth, d_left, left_times, d_right, right_times) -> bool:
+    """``Join.process_times`` on the compiled kernels (the times one column per row);
+    ``False`` when they decline."""
+    from ..kernels.join import process_times
+
+    return process_times(op, depth, d_left, left_times, d_right, right_times)
+
+
 class Join(Operator):
     kind = "join"
     shown_in_derivations = True
+    #: several complete times in one run: their deltas are matched at once, each row at its
+    #: own time (:meth:`process_times`)
+    takes_times = True
 
     def __init__(self, scope, left, right, nkey: int = 1, select=None, name=None):
         super().__init__(scope, [left, right], name)
@@ -56,14 +67,15 @@ class Join(Operator):
             self._queued_pairs(t, inputs)
         self._process(t, inputs)
 
-    def _queued_pairs(self, t, inputs) -> None:
+    def _queued_pairs(self, t, inputs, times=(None, None)) -> None:
         """Emit minus the pairs of this time's deltas with the batches queued here at other
         times (not yet complete).  A shared arrangement inserts a batch into its trace when
         its own time is complete, which may be before this join's is: the delta meets that
         batch in the trace now, and the batch meets this delta again (in the other trace) when
         its time comes.  Fused arrangements insert only the time their reader runs: nothing
         to correct there.  (Nor when a side's trace has never held a row: the batches queued
-        for it are not in it yet.)"""
+        for it are not in it yet.)  ``times``: per port, the delta rows' own times (a batch of
+        times), else ``None`` (every row at ``t``)."""
         self._preselect = False
         if self.left_trace.kinds is None or self.right_trace.kinds is None:
             return
@@ -83,16 +95,67 @@ class Join(Operator):
                 self._check_keys(d.kinds, others.kinds)
             else:
                 self._check_keys(others.kinds, d.kinds)
-            cols, times, diffs = self._match(d, others, t, delta_is_left=port == 0)
+            cols, at, diffs = self._match(d, others, t, port == 0, times[port])
             if len(diffs):
-                self._emit_by_time(t, cols, kinds, times, -diffs)
+                self._emit_by_time(t, cols, kinds, at, -diffs)
 
-    def _process(self, t, inputs):
+    def process_times(self, items: list) -> list:
+        """Several complete times in one run: each side's deltas, every row at its own time,
+        are matched at once, ``dA x B + A x dB - dA x dB`` over the whole batch (the join is
+        bilinear, and each pair's time is the lub of its rows' times, so one match over the
+        batch gives what one match per time gives).  Each time is credited with the rows
+        emitted at times it is the latest batch time at or before."""
+        if len(items) == 1:
+            return super().process_times(items)
+        # (never one process per time: the fused arrangements have put every time's delta
+        # into the traces already, so each time would meet the others' deltas there twice)
+        depth = len(items[0][0])
+        deltas, times = [], []
+        for port in (0, 1):
+            parts = [(t, inputs[port]) for t, inputs in items
+                     if inputs[port] is not None and len(inputs[port])]
+            if not parts:
+                deltas.append(None)
+                times.append(None)
+                continue
+            deltas.append(concat_batches([b for _, b in parts], self.label))
+            times.append(np.concatenate([np.broadcast_to(np.asarray(t, dtype=np.int64),
+                                                         (len(b), depth)) for t, b in parts]))
+        order = [t for t, _ in items]
+        emitted = dict.fromkeys(order, 0)
+        credited: dict = {}
+        send = Operator.emit.__get__(self)
+
+        def emit(u, batch):  # counts the rows sent at u to the batch time they come from
+            before = self._emitted
+            send(u, batch)
+            owner = credited.get(u)
+            if owner is None:
+                owner = credited[u] = next((t for t in reversed(order) if leq(t, u)), order[0])
+            emitted[owner] += self._emitted - before
+
+        self.emit = emit
+        try:
+            if (self.queues[0] or self.queues[1]) and any(d is not None for d in deltas):
+                self._queued_pairs(order[0], deltas, times)
+            self._process(order[0], deltas, times)
+        finally:
+            del self.emit
+        return list(emitted.items())
+
+    def _process(self, t, inputs, times=(None, None)):
+        """The new pairs of ``inputs`` (the deltas) with the traces; ``times``: per side,
+        each delta row's time (a batch of times), else ``None`` (every row at ``t``)."""
         d_left, d_right = inputs
-        if tuning.FAST_PATHS and kernels.active() and \
+        batched = times[0] is not None or times[1] is not None
+        if batched:
+            if tuning.FAST_PATHS and kernels.active() and kernel_process_times(
+                    self, len(t), d_left, _columns(times[0]), d_right, _columns(times[1])):
+                return
+        elif tuning.FAST_PATHS and kernels.active() and \
                 kernel_process(self, t, d_left, d_right):
             return
-        if tuning.FAST_PATHS and self._process_small(t, d_left, d_right):
+        elif tuning.FAST_PATHS and self._process_small(t, d_left, d_right):
             return
         # large deltas with a column selection: _match builds only the selected columns
         self._preselect = isinstance(self.select, tuple) and tuning.FAST_PATHS and sum(
@@ -100,22 +163,21 @@ class Join(Operator):
         parts = []
         if d_left is not None and len(d_left):
             self._check_keys(d_left.kinds, self.right_trace.kinds)
-            parts.append(self._match(d_left, self.right_trace, t, delta_is_left=True))
+            parts.append(self._match(d_left, self.right_trace, t, True, times[0]))
         if d_right is not None and len(d_right):
             self._check_keys(self.left_trace.kinds, d_right.kinds)
-            parts.append(self._match(d_right, self.left_trace, t, delta_is_left=False))
+            parts.append(self._match(d_right, self.left_trace, t, False, times[1]))
             if d_left is not None and len(d_left):
                 # dA x dB: index the smaller delta (a loop's first time meets the whole
                 # entered graph with a handful of seeds)
-                both = Trace(self.nkey, self.scope.depth, self.flow)
                 if len(d_left) < len(d_right) and len(d_right) > tuning.JOIN_SMALLER_DELTA_ROWS \
                         and tuning.FAST_PATHS:
-                    both.insert(t, d_left)
-                    cols, times, diffs = self._match(d_right, both, t, delta_is_left=False)
+                    both = self._delta_trace(t, d_left, times[0])
+                    cols, at, diffs = self._match(d_right, both, t, False, times[1])
                 else:
-                    both.insert(t, d_right)
-                    cols, times, diffs = self._match(d_left, both, t, delta_is_left=True)
-                parts.append((cols, times, -diffs))
+                    both = self._delta_trace(t, d_right, times[1])
+                    cols, at, diffs = self._match(d_left, both, t, True, times[0])
+                parts.append((cols, at, -diffs))
         parts = [p for p in parts if len(p[2])]
         if not parts:
             return
@@ -144,6 +206,18 @@ class Join(Operator):
         times = np.concatenate([p[1] for p in parts])
         diffs = np.concatenate([p[2] for p in parts])
         self._emit_by_time(t, cols, kinds, times, diffs)
+
+    def _delta_trace(self, t, delta: Batch, times) -> Trace:
+        """A trace of ``delta`` alone, at ``t`` or each row at its own time (``times``)."""
+        both = Trace(self.nkey, self.scope.depth, self.flow)
+        if times is None:
+            both.insert(t, delta)
+            return both
+        uniq, inverse = np.unique(times, axis=0, return_inverse=True)
+        inverse = inverse.reshape(-1)
+        for g, u in enumerate(uniq.tolist()):
+            both.insert(tuple(u), delta.take(np.flatnonzero(inverse == g)))
+        return both
 
     def _process_small(self, t, d_left, d_right) -> bool:
         """:meth:`process` in Python for a few integer records; ``False`` (nothing done) when
@@ -223,7 +297,10 @@ class Join(Operator):
         lk, rk = self.left_trace.kinds, self.right_trace.kinds
         return tuple(lk) + tuple(rk[self.nkey:])
 
-    def _match(self, delta: Batch, trace, t, delta_is_left: bool):
+    def _match(self, delta: Batch, trace, t, delta_is_left: bool, dtimes=None):
+        """``(cols, times, diffs)`` of every pair of a ``delta`` row and a ``trace`` row with
+        equal keys, at the lub of their times: ``t``, or ``dtimes[i]`` (one row per delta row)
+        when the delta spans a batch of times."""
         code = key_code(delta.cols, delta.kinds, self.nkey)
         check = None
         if self.flow.max_rows_per_epoch is not None:
@@ -249,14 +326,17 @@ class Join(Operator):
                     [(True, j) for j in range(self.nkey, len(delta.cols))]
             cols = [delta.cols[j].take(q) if from_delta else rows.cols[j]
                     for from_delta, j in (where[k] for k in self.select)]
-            times = None if leq_rows(rows.times, t).all() else lub_rows(rows.times, t)
+            if dtimes is not None:
+                times = np.maximum(rows.times, dtimes[q])
+            else:
+                times = None if leq_rows(rows.times, t).all() else lub_rows(rows.times, t)
             return cols, times, delta.diffs.take(q) * rows.diffs
         dcols = [c[q] for c in delta.cols]
         if delta_is_left:
             cols = dcols + list(rows.cols[self.nkey:])
         else:
             cols = list(rows.cols) + dcols[self.nkey:]
-        times = lub_rows(rows.times, t)
+        times = lub_rows(rows.times, t) if dtimes is None else np.maximum(rows.times, dtimes[q])
         return cols, times, delta.diffs[q] * rows.diffs
 
     def _emit_by_time(self, t, cols, kinds, times, diffs, selected=False):
@@ -339,3 +419,8 @@ class Join(Operator):
 
     def copy_into(self, scope, inputs):
         return Join(scope, inputs[0], inputs[1], self.nkey, self.select, self.name)
+
+
+def _columns(times):
+    """A ``(rows, depth)`` time matrix as the kernels take it: one column per row."""
+    return None if times is None else np.ascontiguousarray(times.T)

@@ -949,15 +949,18 @@ PAIRS_DELTA = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 3),
 
 @given(data_rows=PAIRS_DATA, delta_rows=PAIRS_DELTA, is_sorted=st.booleans(),
        t=st.tuples(st.integers(0, 2), st.integers(0, 2), st.integers(0, 1)),
+       shifts=st.lists(st.tuples(st.integers(0, 1), st.integers(0, 1)), min_size=12,
+                       max_size=12),
        rdepth=st.sampled_from([2, 3]), sign=st.sampled_from([1, -1]),
        delta_is_left=st.booleans())
-def test_match_finds_every_pair_of_equal_keys(data_rows, delta_rows, is_sorted, t, rdepth,
-                                              sign, delta_is_left):
+def test_match_finds_every_pair_of_equal_keys(data_rows, delta_rows, is_sorted, t, shifts,
+                                              rdepth, sign, delta_is_left):
     """A join's match of a delta against one packed batch equals every (delta row, batch
     row) pair with equal key columns, by brute force: the record built from both sides, the
-    time ``lub(row time, t)`` (a row with fewer time coordinates padded with ``t``'s) and the
-    diff ``sign * delta diff * row diff``.  Key codes are the key modulo 3, so codes collide
-    between different keys, which must not match."""
+    time ``lub(row time, delta row's time)`` (a row with fewer time coordinates padded with
+    the delta row's; the delta rows' times are ``t`` moved on by a random shift each, as in a
+    join over a batch of times) and the diff ``sign * delta diff * row diff``.  Key codes
+    are the key modulo 3, so codes collide between different keys, which must not match."""
     from ddlab.engine.kernels import matching as M
 
     key_code = lambda k: k % 3  # noqa: E731
@@ -970,7 +973,8 @@ def test_match_finds_every_pair_of_equal_keys(data_rows, delta_rows, is_sorted, 
     ddiffs = np.array([d for _, _, d in delta_rows], dtype=np.int64)
     order = M.key_order(dcodes)
     source = M.column_sources(1, 2, 2, delta_is_left, None)
-    tarr = np.array(t, dtype=np.int64)
+    times = [(t[0] + a, t[1] + b, t[2]) for a, b in shifts[:len(delta_rows)]]
+    tarr = np.array(times, dtype=np.int64).reshape(-1, 3).T.copy()
     out = np.empty((source.shape[1] + 3 + 1, 1), dtype=np.int64)
     n = M.match(data, data.shape[1], is_sorted, 1, rdepth, dcodes, order, dcols, ddiffs, 1,
                 source, tarr, sign, out, 0)
@@ -980,11 +984,11 @@ def test_match_finds_every_pair_of_equal_keys(data_rows, delta_rows, is_sorted, 
                     1, source, tarr, sign, out, 0)
     got = Counter(tuple(int(x) for x in out[:, j]) for j in range(n))
     want = Counter()
-    for dk, dv, dd in delta_rows:
+    for (dk, dv, dd), dt in zip(delta_rows, times):
         for k, v, e, i, d in rows:
             if k != dk:
                 continue
             record = (dk, dv, v) if delta_is_left else (k, v, dv)
-            time = tuple(max(a, b) for a, b in zip((e, i, 0)[:rdepth], t)) + t[rdepth:]
+            time = tuple(max(a, b) for a, b in zip((e, i, 0)[:rdepth], dt)) + dt[rdepth:]
             want[record + time + (sign * dd * d,)] += 1
     assert got == want

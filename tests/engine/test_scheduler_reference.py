@@ -496,7 +496,7 @@ IN_FLIGHT_EPOCHS = st.lists(st.lists(UPDATE, max_size=8), min_size=3, max_size=6
 
 def _in_flight(examples: int, coverage: Counter | None = None, **extra):
     """The hypothesis test of epochs in flight against one epoch a step on ``examples``
-    random programs; ``coverage`` counts the reduce runs that took several times."""
+    random programs; ``coverage`` counts the runs that took several times (by kind)."""
 
     @settings(max_examples=examples, **{**_SETTINGS, **extra})
     @given(program=PROGRAMS, epochs=IN_FLIGHT_EPOCHS, cuts=CUTS,
@@ -523,6 +523,7 @@ def _counting_batches(coverage: Counter | None):
 
     def run_times(op, ts):
         coverage["runs of several times"] += 1
+        coverage[f"{op.kind} runs of several times"] += 1
         coverage["times in them"] += len(ts)
         original(op, ts)
 
@@ -533,12 +534,14 @@ def _counting_batches(coverage: Counter | None):
 
 def test_epochs_in_flight_match_one_epoch_a_step():
     """Epochs closed by ``advance()`` and run by one step (their times complete together, a
-    reduce evaluating its keys at all of them in one run, reading each key's history once)
-    give, epoch by epoch, what one epoch a step under the reference gives; a group with a
-    diverging epoch rolls back whole."""
+    reduce evaluating its keys at all of them in one run, reading each key's history once, a
+    join matching all their deltas at once, each row at its own time) give, epoch by epoch,
+    what one epoch a step under the reference gives; a group with a diverging epoch rolls
+    back whole."""
     coverage: Counter = Counter()
     _in_flight(FAST_EXAMPLES, coverage)()
-    assert coverage["runs of several times"] >= 10, coverage
+    assert coverage["reduce runs of several times"] >= 10, coverage
+    assert coverage["join runs of several times"] >= 10, coverage
 
 
 CONFIGURATIONS = [("default", True), ("default", False), ("tiny", True), ("tiny", False),
