@@ -52,20 +52,14 @@ _plans: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def process(op, t: tuple, d_left, d_right) -> bool:
     """Run ``op`` (a Join) at ``t`` on the kernels; ``False`` (nothing done) when it does
     not qualify."""
-    return process_times(op, len(t), d_left, _at(t, d_left), d_right, _at(t, d_right))
-
-
-def _at(t: tuple, d):
-    """Every row of ``d`` at ``t``: its times, one column per row."""
-    if d is None:
-        return None
-    return np.repeat(np.array(t, dtype=np.int64).reshape(-1, 1), len(d), axis=1)
+    at = np.array(t, dtype=np.int64).reshape(-1, 1)  # (one column: every row at t)
+    return process_times(op, len(t), d_left, at, d_right, at)
 
 
 def process_times(op, depth: int, d_left, left_times, d_right, right_times) -> bool:
     """Run ``op`` on deltas whose rows have their own times (``left_times``: one column per
-    row of ``d_left``), a join over a batch of times; ``False`` (nothing done) when it does
-    not qualify."""
+    row of ``d_left``, or one column for all), a join over a batch of times; ``False``
+    (nothing done) when it does not qualify."""
     lk, rk = op.left_trace.kinds, op.right_trace.kinds
     if lk is None or rk is None:
         return False

@@ -28,12 +28,14 @@ def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, dt
                 out, n):
     """Append the pairs of every range ``ranges[:, k]`` = (delta row, first batch row, end)
     for ``k < nr``, but those whose key columns differ (a key-code collision), each at the
-    lub of the two rows' times (``dtimes[:, r]``: delta row ``r``'s); returns the new count.
+    lub of the two rows' times (``dtimes[:, r]``: delta row ``r``'s, or the one column's for
+    all); returns the new count.
     (All pairs in one call, the loops inside: numba does not inline a helper, and a call per
     pair, passing its arrays each time, made a match nearly three times as slow, 57 -> 20 ns
     a pair on the explorer's matches; see ``histories._put_rows``.)"""
     ncols = source.shape[1]
     depth = dtimes.shape[0]
+    one_each = dtimes.shape[1] != 1  # else one time for every delta row
     fields = data.shape[0]
     tstart = fields - 1 - rdepth
     for k in range(nr):
@@ -50,7 +52,7 @@ def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, dt
                 idx = source[1, c]
                 out[c, n] = dcols[idx, r] if source[0, c] == 0 else data[first + idx, i]
             for j in range(depth):
-                w = dtimes[j, r]
+                w = dtimes[j, r if one_each else 0]
                 if j < rdepth:
                     v = data[tstart + j, i]
                     out[ncols + j, n] = v if v > w else w
@@ -65,7 +67,7 @@ def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, dt
 def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey, source, dtimes,
           sign, out, n):
     """Append every matching pair of the delta (``dcodes`` in delta row order, ``order``
-    sorting them, ``dtimes`` its rows' times, one column each) and the first ``m`` columns of
+    sorting them, ``dtimes`` its rows' times, one column each, or one column for all) and the first ``m`` columns of
     ``data``; returns the new count or minus the count needed."""
     nd = len(order)
     if m == 0 or nd == 0:
