@@ -88,20 +88,21 @@ def _scan(op, part, keys, t, role, later, nl):
     :class:`Gathered` history, counted when it was read)."""
     trace, arity, rdepth = part
     rows = _buffers.get(role, 2 + arity)
-    n = read = 0
+    n = read = calls = 0
     for data, m, is_sorted, first in trace.packed_runs():
         data = _contiguous(data)
         while True:
             n2, nl2, seen = H.scan(data, m, is_sorted, keys, t, first, arity, rdepth, rows, n,
                                    later, nl)
-            KERNEL_CALLS[0] += 1
+            calls += 1
             if n2 >= 0:
                 break
             rows = _buffers.get(role, 2 + arity, -n2, n)
             later = _buffers.get("later", later.shape[0], -nl2, nl)
         n, nl = n2, nl2
         read += seen
-    if not isinstance(trace, Gathered):
+    KERNEL_CALLS[0] += calls
+    if read and not isinstance(trace, Gathered):
         op.flow.work.history_rows += read
     return rows, n, arity, later, nl
 

@@ -64,7 +64,8 @@ class Operator:
     runs_eagerly = False
     #: whether it takes several complete times in one run (:meth:`run_times`, a
     #: :meth:`process_times` of its own) rather than one run per time: a reduce, which then
-    #: reads each key's history once for all of them
+    #: reads each key's history once for all of them; a join, which matches all their deltas
+    #: at once (its fused arrangements have put every time's delta in the traces by then)
     takes_times = False
     #: the step attempt whose rows ``budget_rows`` counts, and that count (kept by budget.py)
     budget_serial = -1
@@ -202,8 +203,16 @@ class Operator:
             held = []  # times found blocked: every time in advance of one is blocked too
             ready = []
             for t in sorted(times):
-                if times[t] < 0 or held and any(leq(b, t) for b in held):
+                if times[t] < 0:
                     continue
+                if held:
+                    for b in held:
+                        if leq(b, t):
+                            break
+                    else:
+                        b = None
+                    if b is not None:
+                        continue
                 if self._still_blocked(tracker, index, t):
                     held.append(t)
                     continue
@@ -230,7 +239,7 @@ class Operator:
         """Whether ``t`` is not complete here; the pointstamp found in the way is kept, and
         while it holds the next sweep need not look again (an operator waiting for later
         iterations is visited by every sweep of its loop)."""
-        if tracker.sweep_ready(t):
+        if t == tracker.sweep_least and tracker.sweep_ready(t):
             return False
         memo = self._blocker
         if memo is not None and memo[0] == t and tracker.holds(memo[1]):

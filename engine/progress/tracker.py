@@ -20,8 +20,6 @@ has work at.
 """
 from __future__ import annotations
 
-import heapq
-
 from ..lattice import leq
 from .antichain import Antichain
 from .change_batch import ChangeBatch
@@ -50,10 +48,6 @@ class ScopeTracker:
         #: changes made here and not yet announced to the other workers (``None`` with one
         #: worker: nothing to announce)
         self.outbox: ChangeBatch | None = None
-        #: time -> how many operators hold it here, and a heap of those times: the
-        #: lexicographically least held time (:meth:`least`) in O(1)
-        self._held: dict = {}
-        self._heap: list = []
         #: whether :meth:`least` may stand in for :meth:`blocker` (one worker: see
         #: :meth:`sweep_ready`)
         self.one_worker = True
@@ -69,8 +63,6 @@ class ScopeTracker:
         self.counts = [dict() for _ in range(n)]
         self.active.clear()
         self.children = {}
-        self._held = {}
-        self._heap = []
         self.reach = reach
 
     def attach(self, node: int) -> None:
@@ -116,19 +108,6 @@ class ScopeTracker:
                 active.discard(i)
                 if not active and self.parent is not None:
                     self.parent._node_busy(self.node, False)
-        if (before > 0) is not (after > 0):
-            held = self._held
-            if after > 0:
-                n = held.get(t, 0)
-                held[t] = n + 1
-                if not n:
-                    heapq.heappush(self._heap, t)
-            else:
-                n = held[t] - 1
-                if n:
-                    held[t] = n
-                else:
-                    del held[t]
 
     def _node_busy(self, node: int, busy: bool) -> None:
         """The loop at ``node`` started or stopped holding anything."""
@@ -144,11 +123,22 @@ class ScopeTracker:
 
     def least(self):
         """The lexicographically least time held here (a positive count of an operator, or
-        inside a loop nested here, with its loop coordinate dropped), or ``None``."""
-        heap, held = self._heap, self._held
-        while heap and heap[0] not in held:
-            heapq.heappop(heap)
-        best = heap[0] if heap else None
+        inside a loop nested here, with its loop coordinate dropped), or ``None``.  Found
+        when asked (once a sweep) among the few operators holding counts, rather than kept
+        up to date by every count change."""
+        best = None
+        counts = self.counts
+        for i in self.active:
+            held = counts[i]
+            if not held:
+                continue  # (a loop's node: its loop's times are read below)
+            u = min(held)
+            if held[u] <= 0:  # (several workers: only a positive count holds a time)
+                u = min((v for v, n in held.items() if n > 0), default=None)
+                if u is None:
+                    continue
+            if best is None or u < best:
+                best = u
         for child in self.children.values():
             if child.active:
                 inner = child.least()
@@ -164,8 +154,14 @@ class ScopeTracker:
         order), and the operators that hold ``t`` and come before in topological order ran
         it when this sweep reached them (each was then in the same position; nothing that
         runs later in a sweep sends to an operator before it but around the feedback, at a
-        later time).  The old scheduler's one-time-at-a-time order, read off the counts."""
-        if not self.one_worker or t != self.sweep_least or self.least() != t:
+        later time).  The old scheduler's one-time-at-a-time order, read off the counts.
+
+        The caller holds ``t`` (an operator with work there; a loop whose operator holds a
+        time with prefix ``t``), so "still is" needs no :meth:`least`: within a sweep no
+        time lexicographically before :attr:`sweep_least` is ever held, as every pointstamp
+        a run makes is at or after a time held (its own, a lub with it, the next iteration,
+        its prefix outside the loop, its extension inside one)."""
+        if t != self.sweep_least:  # (always, with several workers: see new_sweep)
             return False
         if self.parent is None:
             return True
@@ -179,8 +175,11 @@ class ScopeTracker:
     def outer_times(self):
         """The outer times at which this loop (or one nested in it) holds a pointstamp (a
         positive count)."""
-        for t in self._held:
-            yield t[:-1]
+        counts = self.counts
+        for i in self.active:
+            for t, n in counts[i].items():
+                if n > 0:
+                    yield t[:-1]
         for child in self.children.values():
             if child.active:
                 for u in child.outer_times():
@@ -201,7 +200,9 @@ class ScopeTracker:
             self.outer = {}
         if self.outer_ready:
             self.outer_ready = {}
-        self.sweep_least = self.least()
+        # (several workers: no shortcut; ``None`` equals no time, so callers may test
+        # ``t == sweep_least`` before calling :meth:`sweep_ready`)
+        self.sweep_least = self.least() if self.one_worker else None
 
     def blocked(self, j: int, t: tuple) -> bool:
         """Whether input could still reach operator ``j`` at a time ``<= t`` (from any
@@ -274,8 +275,6 @@ class ScopeTracker:
         for counts in self.counts:
             counts.clear()
         self.active.clear()
-        self._held = {}
-        self._heap = []
         self.outer = {}
         if self.outbox is not None:
             self.outbox = ChangeBatch()
