@@ -1,13 +1,13 @@
 """The operator base class: input queues per time, emission, statistics."""
 from __future__ import annotations
 
+from operator import le
 from time import perf_counter
 
 from .. import tuning
 from ..batch import Batch, concat_batches
 from ..budget import charge
 from ..errors import DataflowError
-from ..lattice import leq
 from ..memory import release_free_memory
 
 
@@ -207,7 +207,7 @@ class Operator:
                     continue
                 if held:
                     for b in held:
-                        if leq(b, t):
+                        if all(map(le, b, t)):  # (b <= t in the product order, in C)
                             break
                     else:
                         b = None

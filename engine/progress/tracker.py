@@ -20,7 +20,8 @@ has work at.
 """
 from __future__ import annotations
 
-from ..lattice import leq
+from operator import le
+
 from .antichain import Antichain
 from .change_batch import ChangeBatch
 from .reachability import FORWARD, Reachability
@@ -185,6 +186,22 @@ class ScopeTracker:
                 for u in child.outer_times():
                     yield u[:-1]
 
+    def holds_outer_before(self, target: tuple) -> bool:
+        """Whether this loop (or one nested in it) holds a positive count at a time whose
+        outer coordinates are at or before ``target`` (an outer time) in the product order:
+        :meth:`outer_times` asked in place, without building them."""
+        k = len(target)
+        counts = self.counts
+        for i in self.active:
+            for u, n in counts[i].items():
+                # (map stops at the shorter tuple: the outer coordinates)
+                if n > 0 and u[:k] <= target and all(map(le, u, target)):
+                    return True
+        for child in self.children.values():
+            if child.active and child.holds_outer_before(target):
+                return True
+        return False
+
     def times(self, i: int):
         """The times at which operator ``i`` holds a positive count (a loop node: the outer
         times of its loop's pointstamps)."""
@@ -216,29 +233,24 @@ class ScopeTracker:
         enclosing scope's pointstamp; ``None`` when ``t`` is complete."""
         sources = self.reach.sources[j]
         counts, children = self.counts, self.children
+        back = None
         for i in self.active.intersection(sources):
+            if sources[i] == FORWARD:
+                target = t
+            else:  # around the feedback, one iteration on: a time before t's last coordinate
+                if back is None:
+                    back = t[:-1] + (t[-1] - 1,)
+                target = back
             child = children.get(i) if children else None
             if child is None:
                 held = counts[i]
-                if sources[i] == FORWARD:
-                    for u in held:
-                        # lexicographic order first: a necessary condition, checked in C
-                        if u <= t and leq(u, t) and held[u] > 0:
-                            return i, u
-                else:  # around the feedback: the last coordinate one more
-                    last, head = t[-1], t[:-1]
-                    for u in held:
-                        if u[-1] < last and u[:-1] <= head and leq(u, head) and held[u] > 0:
-                            return i, u
-            elif sources[i] == FORWARD:
-                for u in child.outer_times():
-                    if u <= t and leq(u, t):
-                        return -1, None
-            else:
-                last, head = t[-1], t[:-1]
-                for u in child.outer_times():
-                    if u[-1] < last and u[:-1] <= head and leq(u, head):
-                        return -1, None
+                for u in held:
+                    # lexicographic order first (a necessary condition), then the product
+                    # order, both in C
+                    if u <= target and all(map(le, u, target)) and held[u] > 0:
+                        return i, u
+            elif child.holds_outer_before(target):
+                return -1, None
         if self.parent is None:
             return None
         head = t[:-1]

@@ -516,6 +516,7 @@ def _plant(mp, plant: str) -> None:
         mp.setattr(reachability.Reachability, "__init__", init)
     elif plant == "loop_invisible_to_parent":
         mp.setattr(ScopeTracker, "outer_times", lambda self: iter(()))
+        mp.setattr(ScopeTracker, "holds_outer_before", lambda self, target: False)
     elif plant == "outer_frontier_ignored":
         original_blocked = ScopeTracker.blocked
 
@@ -527,7 +528,7 @@ def _plant(mp, plant: str) -> None:
                 self.parent = parent
         mp.setattr(ScopeTracker, "blocked", blocked)
     elif plant == "lexicographic_only":
-        mp.setattr(tracker, "leq", lambda s, t: True)
+        mp.setattr(tracker, "le", lambda a, b: True)  # the product order's coordinates
     elif plant == "antichain_keeps_dominated":
         def insert(self, t):
             if t in self.elements:

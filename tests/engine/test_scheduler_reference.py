@@ -601,6 +601,7 @@ def _plant(mp, plant: str) -> None:
         mp.setattr(ScopeTracker, "new_sweep", lambda self: None)
     elif plant == "loops_invisible_to_their_parent":
         mp.setattr(ScopeTracker, "outer_times", lambda self: iter(()))
+        mp.setattr(ScopeTracker, "holds_outer_before", lambda self, target: False)
     else:  # pragma: no cover
         raise AssertionError(plant)
 
