@@ -67,8 +67,8 @@ def _emit_pairs(data, first, rdepth, dcols, ddiffs, ranges, nr, nkey, source, dt
 def match(data, m, is_sorted, first, rdepth, dcodes, order, dcols, ddiffs, nkey, source, dtimes,
           sign, out, n):
     """Append every matching pair of the delta (``dcodes`` in delta row order, ``order``
-    sorting them, ``dtimes`` its rows' times, one column each, or one column for all) and the first ``m`` columns of
-    ``data``; returns the new count or minus the count needed."""
+    sorting them, ``dtimes`` its rows' times, one column each, or one column for all) and
+    the first ``m`` columns of ``data``; returns the new count or minus the count needed."""
     nd = len(order)
     if m == 0 or nd == 0:
         return n
