@@ -80,8 +80,6 @@ class Operator:
         self.carried = False  # has this operator sent any update yet?
         self.outputs: list[tuple[Operator, int]] = []
         self.queues: list[dict] = [dict() for _ in self.inputs]
-        #: the times with input queued on any port (each one pointstamp at ``location``)
-        self.queued: set = set()
         self.tracker = scope.tracker
         #: where this operator's pointstamps are counted in its scope's tracker: its own
         #: index, or its group's when fused into a reader (see :mod:`~ddlab.engine.fusion`);
@@ -108,6 +106,12 @@ class Operator:
         self.arrangements: dict[int, Operator] = {}
         #: this operator's output entered into nested scopes, by scope (built once, shared)
         self.entered: dict[int, Operator] = {}
+
+    @property
+    def queued(self) -> set:
+        """The times with input queued on any port (each batch one pointstamp at
+        :attr:`location`)."""
+        return {t for queue in self.queues for t in queue}
 
     @property
     def label(self) -> str:
@@ -146,7 +150,6 @@ class Operator:
         pending = queue.get(t)
         if pending is None:
             queue[t] = [batch]
-            self.queued.add(t)
         else:
             pending.append(batch)
         host = self.host
@@ -180,28 +183,23 @@ class Operator:
         a time still blocked waits, and the times after it that do not depend on it go on.
         So every operator meets each of its times once, with all of its input there.
         Returns whether anything ran."""
-        tracker = self.tracker
         times = self.local
-        index, ran = self.index, False
         if self.runs_eagerly:
-            while times:
-                ready = [t for t in times if times[t] > 0]
-                if not ready:
-                    break
-                self.run_at(min(ready))
-                ran = True
-            return ran
-        batches = self.takes_times
+            return self._step_eagerly()
+        tracker = self.tracker
+        ran = False
         while times:
             if len(times) == 1:
                 t = next(iter(times))
-                if times[t] < 0 or self._still_blocked(tracker, index, t):
+                # (``ready_time``: complete without asking, the sweep's least time)
+                if times[t] < 0 or t != tracker.ready_time and self._still_blocked(tracker, t):
                     return ran  # (negative: a worker's batch taken here before its count came)
                 self.run_at(t)
                 ran = True
                 continue
             held = []  # times found blocked: every time in advance of one is blocked too
             ready = []
+            batches = self.takes_times
             for t in sorted(times):
                 if times[t] < 0:
                     continue
@@ -213,13 +211,13 @@ class Operator:
                         b = None
                     if b is not None:
                         continue
-                if self._still_blocked(tracker, index, t):
+                if t != tracker.ready_time and self._still_blocked(tracker, t):
                     held.append(t)
                     continue
                 ready.append(t)
                 if not batches:
                     break
-                if index in tracker.reach.sources[index]:
+                if self.index in tracker.reach.sources[self.index]:
                     # on a loop: its own pointstamp at t reaches it again one iteration on,
                     # so every time in advance of that is blocked (not asked of the tracker)
                     held.append(t[:-1] + (t[-1] + 1,))
@@ -235,16 +233,28 @@ class Operator:
             ran = True
         return ran
 
-    def _still_blocked(self, tracker, index: int, t: tuple) -> bool:
-        """Whether ``t`` is not complete here; the pointstamp found in the way is kept, and
-        while it holds the next sweep need not look again (an operator waiting for later
-        iterations is visited by every sweep of its loop)."""
-        if t == tracker.sweep_least and tracker.sweep_ready(t):
-            return False
+    def _step_eagerly(self) -> bool:
+        """:meth:`step` for an operator that :attr:`runs_eagerly`: every time with work of
+        its own, whether complete or not, smallest first."""
+        times = self.local
+        ran = False
+        while times:
+            ready = [t for t in times if times[t] > 0]
+            if not ready:
+                break
+            self.run_at(min(ready))
+            ran = True
+        return ran
+
+    def _still_blocked(self, tracker, t: tuple) -> bool:
+        """Whether ``t`` is not complete here (the caller has found that it is not the
+        tracker's ``ready_time``); the pointstamp found in the way is kept, and while it
+        holds the next sweep need not look again (an operator waiting for later iterations
+        is visited by every sweep of its loop)."""
         memo = self._blocker
         if memo is not None and memo[0] == t and tracker.holds(memo[1]):
             return True
-        found = tracker.blocker(index, t)
+        found = tracker.blocker(self.index, t)
         self._blocker = None if found is None else (t, found)
         return found is not None
 
@@ -255,12 +265,11 @@ class Operator:
         if self.fused:
             self._run_fused(t)
         queues = self.queues
-        n_in = 0
-        taken = 0
         if len(queues) == 1:
             pending = queues[0].pop(t, None)
             if pending is None:
                 inputs = [None]
+                n_in = taken = 0
             elif len(pending) == 1:
                 inputs = pending
                 n_in = len(pending[0].diffs)
@@ -273,7 +282,6 @@ class Operator:
         else:
             inputs, n_in, taken = self._take(t)
         if taken:
-            self.queued.discard(t)
             if self._free:
                 taken -= self._free.pop(t, 0)  # (those were never counted)
         elif self.idle_without_input(t):
@@ -302,8 +310,10 @@ class Operator:
         self.running = t  # (see accept)
         self._release = 0
         for op in self.fused:
-            if t in op.queued:
-                op.run_at(t)
+            for queue in op.queues:
+                if t in queue:
+                    op.run_at(t)
+                    break
 
     def _take(self, t: tuple):
         """``(inputs, rows in, batches taken)``: the input queued at ``t`` on every port, one
@@ -337,7 +347,6 @@ class Operator:
                 release = self._release
             inputs, n_in, taken = self._take(t)
             if taken:
-                self.queued.discard(t)
                 if self._free:
                     taken -= self._free.pop(t, 0)  # (those were never counted)
             elif self.idle_without_input(t):
@@ -409,13 +418,16 @@ class Operator:
     def sent(self, batch: Batch | None) -> Batch | None:
         """``batch`` consolidated and counted as sent (budget, statistics), or ``None`` when
         there is nothing to send."""
-        if batch is None or not len(batch):
+        if batch is None:
+            return None
+        n = len(batch.diffs)  # (not len(batch): one Python call less on every emit)
+        if not n:
             return None
         if not batch.consolidated:
             batch = batch.consolidate()
-            if not len(batch):
+            n = len(batch.diffs)
+            if not n:
                 return None
-        n = len(batch.diffs)
         if self.flow.max_rows_per_epoch is not None:
             charge(self, n)
         self._emitted += n
@@ -432,7 +444,6 @@ class Operator:
     def clear_queues(self) -> None:
         for q in self.queues:
             q.clear()
-        self.queued.clear()
         self.local.clear()
         self._free.clear()
         self.running = None

@@ -50,10 +50,12 @@ class ScopeTracker:
         #: worker: nothing to announce)
         self.outbox: ChangeBatch | None = None
         #: whether :meth:`least` may stand in for :meth:`blocker` (one worker: see
-        #: :meth:`sweep_ready`)
+        #: :meth:`_ready_time`)
         self.one_worker = True
         self.sweep_least = None
-        self.outer_ready: dict = {}
+        #: :meth:`_ready_time` for the current sweep: a time the scheduler may run without
+        #: asking :meth:`blocker` (compared with ``==``: ``None`` equals no time)
+        self.ready_time = None
         if parent is not None and node is not None:
             parent.children[node] = self
         self.announce_to(None)
@@ -147,32 +149,29 @@ class ScopeTracker:
                     best = inner[:-1]
         return best
 
-    def sweep_ready(self, t: tuple) -> bool:
-        """A sufficient condition for ``t`` being complete at an operator that the current
-        sweep has reached (one worker only): ``t`` was the least time held in this scope
-        when the sweep started and still is, and so for its prefix in each enclosing scope.
-        Then no operator holds an earlier time (in lexicographic order, so in the partial
-        order), and the operators that hold ``t`` and come before in topological order ran
-        it when this sweep reached them (each was then in the same position; nothing that
-        runs later in a sweep sends to an operator before it but around the feedback, at a
-        later time).  The old scheduler's one-time-at-a-time order, read off the counts.
+    def _ready_time(self):
+        """The time that is complete at every operator the current sweep reaches (one
+        worker only), or ``None``: :attr:`sweep_least`, when each enclosing scope's sweep is
+        at its least time with the same prefix.  Then no operator holds an earlier time (in
+        lexicographic order, so in the partial order), and the operators that hold it and
+        come before in topological order ran it when this sweep reached them (each was then
+        in the same position; nothing that runs later in a sweep sends to an operator before
+        it but around the feedback, at a later time).  The old scheduler's
+        one-time-at-a-time order, read off the counts.
 
-        The caller holds ``t`` (an operator with work there; a loop whose operator holds a
-        time with prefix ``t``), so "still is" needs no :meth:`least`: within a sweep no
-        time lexicographically before :attr:`sweep_least` is ever held, as every pointstamp
-        a run makes is at or after a time held (its own, a lub with it, the next iteration,
-        its prefix outside the loop, its extension inside one)."""
-        if t != self.sweep_least:  # (always, with several workers: see new_sweep)
-            return False
-        if self.parent is None:
-            return True
-        head = t[:-1]
-        answer = self.outer_ready.get(head)
-        if answer is None:  # (unchanged for this sweep, as the parent's blocker answers)
-            answer = self.outer_ready[head] = self.parent.sweep_ready(head)
-        return answer
+        It holds for the whole sweep with no :meth:`least` asked again: the callers hold the
+        time they ask about (an operator with work there; a loop whose operator holds a time
+        with that prefix), and within a sweep no time lexicographically before
+        :attr:`sweep_least` is ever held, as every pointstamp a run makes is at or after a
+        time held (its own, a lub with it, the next iteration, its prefix outside the loop,
+        its extension inside one).  The enclosing sweeps do not move while this scope runs
+        (it runs inside one of them)."""
+        least = self.sweep_least
+        if least is None or self.parent is None or least[:-1] == self.parent.ready_time:
+            return least
+        return None
 
-    # -- reading -----------------------------------------------------------------------
+        # -- reading -----------------------------------------------------------------------
     def outer_times(self):
         """The outer times at which this loop (or one nested in it) holds a pointstamp (a
         positive count)."""
@@ -212,14 +211,12 @@ class ScopeTracker:
 
     def new_sweep(self) -> None:
         """A sweep of the scope starts: the outer answers are asked again, and the least
-        time held now is noted (:meth:`sweep_ready`)."""
+        time held now is noted (:meth:`_ready_time`)."""
         if self.outer:
             self.outer = {}
-        if self.outer_ready:
-            self.outer_ready = {}
-        # (several workers: no shortcut; ``None`` equals no time, so callers may test
-        # ``t == sweep_least`` before calling :meth:`sweep_ready`)
+        # (several workers: no shortcut; ``None`` equals no time)
         self.sweep_least = self.least() if self.one_worker else None
+        self.ready_time = self._ready_time()
 
     def blocked(self, j: int, t: tuple) -> bool:
         """Whether input could still reach operator ``j`` at a time ``<= t`` (from any
