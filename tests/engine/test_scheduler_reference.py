@@ -599,6 +599,9 @@ def _plant(mp, plant: str) -> None:
                    lambda self: setattr(self, "outer", _NoOuterAnswers()))
     elif plant == "outer_answers_never_refreshed":
         mp.setattr(ScopeTracker, "new_sweep", lambda self: None)
+    elif plant == "ready_time_ignores_enclosing_sweeps":
+        # a loop's least time taken as complete whatever its enclosing sweeps are at
+        mp.setattr(ScopeTracker, "_ready_time", lambda self: self.sweep_least)
     elif plant == "loops_invisible_to_their_parent":
         mp.setattr(ScopeTracker, "outer_times", lambda self: iter(()))
         mp.setattr(ScopeTracker, "holds_outer_before", lambda self, target: False)
@@ -608,7 +611,7 @@ def _plant(mp, plant: str) -> None:
 
 PLANTS = ["never_blocked", "no_feedback_sources", "no_forward_sources",
           "loops_ignore_the_outer_frontier", "outer_answers_never_refreshed",
-          "loops_invisible_to_their_parent"]
+          "loops_invisible_to_their_parent", "ready_time_ignores_enclosing_sweeps"]
 
 
 @pytest.mark.slow
@@ -618,7 +621,8 @@ def test_planted_scheduler_bugs_are_caught(plant):
     an operator that never waits for its frontier, one that does not wait for the loop's
     feedback or for upstream operators at the same time, a loop that ignores its enclosing
     scope's frontier, a loop that keeps its enclosing scope's answers across sweeps, a loop
-    whose pointstamps its parent never sees.  Each is found, as an operator given input at a
+    whose pointstamps its parent never sees, a loop that runs its sweep's least time
+    without its enclosing sweeps being at that time's prefix.  Each is found, as an operator given input at a
     time it already ran (:func:`completeness_watch`), work left pending, non-convergence or
     a result different from the reference's or the from-scratch one.
 
