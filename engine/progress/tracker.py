@@ -171,7 +171,7 @@ class ScopeTracker:
             return least
         return None
 
-        # -- reading -----------------------------------------------------------------------
+    # -- reading -----------------------------------------------------------------------
     def outer_times(self):
         """The outer times at which this loop (or one nested in it) holds a pointstamp (a
         positive count)."""

@@ -622,9 +622,10 @@ def test_planted_scheduler_bugs_are_caught(plant):
     feedback or for upstream operators at the same time, a loop that ignores its enclosing
     scope's frontier, a loop that keeps its enclosing scope's answers across sweeps, a loop
     whose pointstamps its parent never sees, a loop that runs its sweep's least time
-    without its enclosing sweeps being at that time's prefix.  Each is found, as an operator given input at a
-    time it already ran (:func:`completeness_watch`), work left pending, non-convergence or
-    a result different from the reference's or the from-scratch one.
+    without its enclosing sweeps being at that time's prefix.  Each is found, as an
+    operator given input at a time it already ran (:func:`completeness_watch`), work left
+    pending, non-convergence or a result different from the reference's or the from-scratch
+    one.
 
     Most of them change no view and no trace: a differential reduce that ran a time too
     early evaluates it again when the rest of its input comes (the new input's lubs include
