@@ -15,7 +15,6 @@ from .batch import concat_batches
 from .collection import Collection
 from .columns import Interner, decode_column
 from .budget import DEFAULT_MAX_ROWS_PER_EPOCH
-from .fusion import fuse, route, settle
 from .errors import DataflowError, StepInProgress
 from .interrupts import DeferredInterrupts
 from .input import InputCollection
@@ -23,11 +22,12 @@ from .loops import DEFAULT_MAX_ITERATIONS, Loop
 from .memory import release_free_memory
 from .operators.base import Operator
 from .operators.io import Input, deliver_to_subscribers
-from .scope import Scope
+from .runtime.contract import edge_kind
+from .runtime.scope import Scope
+from .runtime.wiring import wire
 from .statistics import Statistics
 from .work import Work
-from .workers import (WorkerTeam, edge_exchange, hold_interrupts, release_interrupts, resolve_workers,
-                      view_rows)
+from .workers import WorkerTeam, hold_interrupts, release_interrupts, resolve_workers, view_rows
 
 
 @dataclass
@@ -276,9 +276,7 @@ class Dataflow:
         capabilities, taken again by the next step)."""
         if self._graph_changed:
             self.root.toposort()
-            route(self._ops)
-            fuse(self._ops)
-            settle(self._ops)
+            wire(self)
             for inp in self._inputs.values():
                 inp.op.capability = None
             # what every step reads of the operators, listed once per graph: those that keep
@@ -691,14 +689,14 @@ class Dataflow:
         ops = pd.DataFrame([(op.id, op.label, op.kind, op.scope.path, op.scope.depth,
                              op.scope.kind) for op in self._ops],
                            columns=["id", "label", "kind", "scope", "depth", "scope_kind"])
-        pairs = [(up, op) for op in self._ops for up in op.inputs]
-        edges = pd.DataFrame([(up.id, op.id, sent.get(up.id, 0)) for up, op in pairs],
+        pairs = [(up, op, port) for op in self._ops for port, up in enumerate(op.inputs)]
+        edges = pd.DataFrame([(up.id, op.id, sent.get(up.id, 0)) for up, op, _ in pairs],
                              columns=["source", "target", "updates"])
         if self.workers > 1:
             nothing = [0] * self.workers
             by_worker = self.statistics.sent_by_worker(epoch, self.workers)
-            edges["exchange"] = [edge_exchange(up, op) or "" for up, op in pairs]
-            edges["by_worker"] = [by_worker.get(up.id, nothing) for up, _ in pairs]
+            edges["exchange"] = [edge_kind(up, op, port) or "" for up, op, port in pairs]
+            edges["by_worker"] = [by_worker.get(up.id, nothing) for up, _, _ in pairs]
         return ops, edges
 
     def progress(self) -> pd.DataFrame:

@@ -12,7 +12,7 @@ from .errors import DataflowError
 from .lattice import ITERATION, MAX_PRIORITIZED_ITERATIONS, PRIORITY
 from .operators.linear import Concat
 from .operators.loops import Feedback, Ingress
-from .scope import Scope
+from .runtime.scope import Scope
 
 #: The iteration bound of every loop unless its ``max_iterations`` (or the Dataflow's) says
 #: otherwise: a loop still changing after this many iterations raises NonConvergenceError.

@@ -6,6 +6,7 @@ loops nested in it.  The operator inserts each batch into the trace and passes i
 downstream run later at the same time, so the trace they read already holds that batch."""
 from __future__ import annotations
 
+from ..runtime.contract import Exchange
 from ..trace import Trace
 from .base import Operator
 
@@ -19,6 +20,10 @@ class Arrange(Operator):
         super().__init__(scope, [up], name)
         self.nkey = nkey
         self.trace = Trace(nkey, scope.depth, self.flow, name=self.label)
+
+    def pact(self, port):
+        """Each worker arranges the records of the keys it owns."""
+        return Exchange(self.nkey)
 
     def process(self, t, inputs):
         b = inputs[0].consolidate()

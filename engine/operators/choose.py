@@ -13,6 +13,7 @@ epoch undoes the choice.
 """
 from __future__ import annotations
 
+from ..runtime.contract import WHOLE_BATCH
 from .base import Operator
 
 
@@ -70,6 +71,15 @@ class Decide(Operator):
 
     def describe(self) -> str:
         return f"{self.prefix}: {self.decision.explain()}"
+
+    def pact(self, port):
+        """The choice is made on the whole first batch: with several workers it is seen
+        whole at worker 0 (straight from an input, before the input's records are spread)."""
+        return WHOLE_BATCH
+
+    def see_whole(self, batch) -> None:
+        """A time's whole batch, seen before it is spread (the pact's hook)."""
+        self.decision.decide(len(batch))
 
     def process(self, t, inputs):
         self.decision.decide(len(inputs[0]))

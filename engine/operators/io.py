@@ -6,6 +6,7 @@ import numpy as np
 from ..batch import Batch, concat_batches, consolidate
 from ..columns import decode_rows, key_code
 from ..errors import DataflowError, InputError, SubscriberError
+from ..runtime.contract import GATHER
 from ..trace import Trace
 from .base import Operator
 
@@ -16,6 +17,7 @@ class Input(Operator):
 
     kind = "input"
     shown_in_derivations = True
+    spreads = True  # (its records enter at worker 0: the runtime spreads them over the workers)
 
     def __init__(self, scope, name, distinct: bool = False):
         super().__init__(scope, [], name)
@@ -168,6 +170,10 @@ class _EpochSink(Operator):
         super().__init__(scope, [up], name)
         #: ``(epoch, batch)`` of the running step (several epochs when epochs are in flight)
         self._staged: list = []
+
+    def pact(self, port):
+        """Views and subscribers are read at worker 0: everything is gathered there."""
+        return GATHER
 
     def process(self, t, inputs):
         self._staged.append((t[0], inputs[0]))

@@ -27,6 +27,7 @@ class ScopeNode(Operator):
     projected (the loop coordinate dropped); running it sweeps the inner scope."""
 
     kind = "loop"
+    hosts_fused = False  # (running it sweeps a nested scope: nothing runs inside it)
 
     def __init__(self, parent, inner):
         self.inner = inner

@@ -1,10 +1,14 @@
 """Exchange: records move to the worker that owns their key before they are arranged.
 
 Each worker runs a replica of the whole dataflow and holds a shard of every keyed operator's
-state.  An edge into an arrangement is an *exchange*: the batch sent along it is split by the
-owner of each record's key (:mod:`.partition`); this worker's part is delivered as before, the
-others' parts go into :attr:`Exchanges.outgoing` for their owners.  An edge into a view or a
-subscription gathers everything at worker 0 (the notebook's process), where the views are read.
+state.  Which edges move records is the readers' declared pacts'
+(:mod:`~ddlab.engine.runtime.contract`), and the runtime's wiring asks :meth:`Exchanges.channel`
+for each such edge's delivery.  An edge into an operator declaring ``Exchange(k)`` (an
+arrangement, any operator keeping state per key) is split by the owner of each record's key
+(:mod:`.partition`); this worker's part is delivered as before, the others' parts go into
+:attr:`Exchanges.outgoing` for their owners.  An edge into a view or a subscription gathers
+everything at worker 0 (the notebook's process), where the views are read; an input's records
+are spread over the workers.
 
 A part sent to another worker is a pointstamp at its reader (the timely dataflow paper's
 message in flight): the sender counts it in its own view of the reader's location (so nothing
@@ -14,54 +18,35 @@ it, as any batch, when the run that takes it ends.
 """
 from __future__ import annotations
 
-from ..operators.arrange import Arrange
-from ..operators.choose import Decide
-from ..operators.io import Input, _EpochSink
+from ..runtime.contract import BY_KEY, GATHER_EDGE, SPREAD_EDGE, Exchange, WholeBatch
 from .partition import owners, split
-
-
-#: how an edge moves records between workers (:func:`edge_exchange`)
-GATHER, BY_KEY, SPREAD_EDGE = "gather", "by key", "spread"
-
-
-def edge_exchange(op, reader) -> str | None:
-    """How the edge from ``op`` to ``reader`` moves records between workers: ``"gather"``
-    (everything to worker 0: a view reads everything there; so does a size choice, which
-    must see the whole of its first batch; straight from an input it is taken on the batch
-    before it is spread), ``"by key"`` (into an arrangement: to the owner of each record's
-    key), ``"spread"`` (out of an input: by the hash of the whole record, so every worker
-    starts the epoch with a share) or ``None`` (stays on its worker)."""
-    if isinstance(reader, _EpochSink) or (isinstance(reader, Decide) and not isinstance(op, Input)):
-        return GATHER
-    if isinstance(reader, Arrange):
-        return BY_KEY
-    if isinstance(op, Input):
-        return SPREAD_EDGE
-    return None
 
 
 class Exchanges:
     """The exchange edges of one worker's replica and the parts waiting to be sent."""
 
-    def __init__(self, flow, me: int, workers: int):
+    def __init__(self, me: int, workers: int):
         self.me, self.workers = me, workers
         #: destination worker -> ``[(reader id, port, time, batch)]`` not yet sent
         self.outgoing: dict[int, list] = {w: [] for w in range(workers) if w != me}
         #: the last batch an input spread and its parts: an input sends one batch to each
         #: of its readers, split once
         self._spread = (None, None)
-        for op in flow.operators:
-            targets = []
-            for (deliver, port), (reader, _) in zip(op.targets, op.outputs):
-                kind = edge_exchange(op, reader)
-                if kind == GATHER:
-                    deliver = _Exchange(self, reader, port, deliver, None)
-                elif kind == BY_KEY:
-                    deliver = _Exchange(self, reader, port, deliver, reader.nkey)
-                elif kind == SPREAD_EDGE:
-                    deliver = _Exchange(self, reader, port, deliver, SPREAD)
-                targets.append((deliver, port))
-            op.targets = targets
+
+    def channel(self, kind: str, reader, port: int, deliver) -> "_Exchange":
+        """The delivery of an edge into ``reader``'s input ``port`` that moves records between
+        workers as ``kind`` says (:func:`~ddlab.engine.runtime.contract.edge_kind`);
+        ``deliver`` takes this worker's part (called by the runtime's wiring)."""
+        if kind == GATHER_EDGE:
+            return _Exchange(self, reader, port, deliver, None, False)
+        if kind == BY_KEY:
+            pact = reader.pact(port)
+            assert isinstance(pact, Exchange)
+            return _Exchange(self, reader, port, deliver, pact.key_columns, False)
+        if kind == SPREAD_EDGE:
+            return _Exchange(self, reader, port, deliver, SPREAD,
+                             isinstance(reader.pact(port), WholeBatch))
+        raise ValueError(f"no exchange channel of kind {kind!r}")
 
     def pending(self) -> bool:
         """Whether parts wait to be sent."""
@@ -83,11 +68,14 @@ SPREAD = -1
 class _Exchange:
     """One exchange edge: ``(port, t, batch)`` in, parts out to their owners."""
 
-    __slots__ = ("team", "reader", "port", "deliver", "nkey")
+    __slots__ = ("team", "reader", "port", "deliver", "nkey", "whole")
 
-    def __init__(self, team: Exchanges, reader, port: int, deliver, nkey: int | None):
-        self.team, self.reader, self.port, self.deliver, self.nkey = (
-            team, reader, port, deliver, nkey)
+    def __init__(self, team: Exchanges, reader, port: int, deliver, nkey: int | None,
+                 whole: bool):
+        #: ``whole``: the reader sees each whole batch before it is spread (its pact is
+        #: :class:`~ddlab.engine.runtime.contract.WholeBatch`)
+        self.team, self.reader, self.port, self.deliver, self.nkey, self.whole = (
+            team, reader, port, deliver, nkey, whole)
 
     def __call__(self, port: int, t: tuple, batch) -> None:
         team = self.team
@@ -99,8 +87,8 @@ class _Exchange:
             return
         nkey = self.nkey
         if nkey == SPREAD:
-            if isinstance(self.reader, Decide):  # a size choice is made on the whole batch
-                self.reader.decision.decide(len(batch))
+            if self.whole:  # (a size choice is made on the whole batch)
+                self.reader.see_whole(batch)
             last, parts = team._spread
             if last is not batch:
                 parts = split(batch, owners(batch.cols, len(batch.cols), team.workers),

@@ -49,7 +49,7 @@ from multiprocessing.connection import wait
 from time import perf_counter
 
 from ..errors import DataflowError
-from ..progress.change_batch import ChangeBatch
+from ..runtime.wiring import wire
 from .exchange import Exchanges, accept_remote
 from .shards import WholeTrace, read_shard
 
@@ -96,7 +96,12 @@ class Replica:
         self.scopes = scopes_of(flow)
         self.trackers = [s.tracker for s in self.scopes]
         self.ops = flow.operators
-        self.exchanges = Exchanges(flow, me, workers)
+        self.exchanges = Exchanges(me, workers)
+        # the runtime counts for several workers, and the edges the operators' pacts name
+        # move records between them through this replica's exchanges
+        wire(flow, workers, self.exchanges)
+        stats = flow.statistics  # each run's start from now on (records so far: now)
+        stats.starts = [perf_counter()] * len(stats.running)
         self.snapshots = None
         #: the epoch :meth:`begin` was last called for (its snapshots are that epoch's)
         self.begun: int | None = None
@@ -170,28 +175,6 @@ class Replica:
 
     def busy(self) -> bool:
         return bool(self.flow.root.work)
-
-
-def configure(flow, workers: int) -> None:
-    """Switch a flow's runtime to several workers: no fusion across an exchange, each host
-    counts its own work apart from the view (``local``), sweeps visit the operators with work
-    here, announcements are kept."""
-    from ..fusion import fuse, route
-
-    route(flow.operators)
-    fuse(flow.operators, workers)
-    stats = flow.statistics  # each run's start from now on (records so far: now)
-    stats.starts = [perf_counter()] * len(stats.running)
-    for op in flow.operators:
-        if op.host is op:
-            op.local = {}
-        op.own_work = True
-        op.runs_eagerly = op.eager
-    for scope in scopes_of(flow):
-        scope.visit = scope.work
-        scope.work.clear()
-        scope.tracker.one_worker = False
-        scope.tracker.announce_to(ChangeBatch())
 
 
 #: where large messages' arrays go (a RAM file system), or ``None`` (all through the pipe)
@@ -384,7 +367,6 @@ class WorkerTeam:
             gc.collect()  # rather than fork beside processes nobody will talk to again
         _LIVE.add(self)
         self.flow, self.workers = flow, workers
-        configure(flow, workers)
         for scope in scopes_of(flow):
             scope.clear()
         from .. import kernels

@@ -1,4 +1,4 @@
-"""Fusing arrangements into their only reader (``engine/fusion.py``): the same results and
+"""Fusing arrangements into their only reader (``engine/runtime/wiring.py``): the same results and
 the same statistics, run by run, as with every arrangement scheduled on its own."""
 from __future__ import annotations
 
@@ -6,20 +6,20 @@ from hypothesis import given, settings
 
 import ddlab
 from ddlab import algorithms
-from ddlab.engine import dataflow
+from ddlab.engine.runtime import wiring
 from graph_oracle import cc_oracle, scc_oracle
 
 from .graph_programs import EPOCHS, edge_epochs, step_through
 
 
 def _run(epochs, fused: bool):
-    original = dataflow.fuse
+    original = wiring._fuse
     if not fused:
-        dataflow.fuse = lambda ops: None
+        wiring._fuse = lambda ops, workers: None
     try:
         return _steps(epochs)
     finally:
-        dataflow.fuse = original
+        wiring._fuse = original
 
 
 def _steps(epochs):

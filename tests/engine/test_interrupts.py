@@ -19,8 +19,8 @@ from ddlab.engine.operators.base import Operator
 from ddlab.engine.operators.io import Input, ViewSink
 from ddlab.engine.operators.loops import ScopeNode
 from ddlab.engine.operators.reduce import Reduce
-from ddlab.engine.progress import ScopeTracker
-from ddlab.engine.scope import Scope
+from ddlab.engine.runtime.progress import ScopeTracker
+from ddlab.engine.runtime.scope import Scope
 from ddlab.engine.trace import Trace
 from ddlab.engine.testing import tuned
 

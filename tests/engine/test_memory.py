@@ -6,7 +6,7 @@ import pytest
 
 from ddlab import Dataflow
 from ddlab.engine import memory
-from ddlab.engine.operators import base
+from ddlab.engine.runtime import protocol
 from ddlab.engine.testing import tuned
 
 
@@ -36,7 +36,7 @@ def test_release_returns_the_pages_of_freed_heap_blocks():
 
 def test_only_large_runs_and_steps_release(monkeypatch):
     calls = []
-    monkeypatch.setattr(base, "release_free_memory", lambda: calls.append("run"))
+    monkeypatch.setattr(protocol, "release_free_memory", lambda: calls.append("run"))
     monkeypatch.setattr("ddlab.engine.dataflow.release_free_memory",
                         lambda: calls.append("step"))
     flow = Dataflow()

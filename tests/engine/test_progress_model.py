@@ -1,4 +1,4 @@
-"""A model test of progress tracking (``engine/progress/``; issue 32, "Correctness").
+"""A model test of progress tracking (``engine/runtime/progress/``; issue 32, "Correctness").
 
 Random sequences of count updates are applied to a :class:`ScopeTracker` over a small random
 scope graph (forward edges keep a time, feedback edges add one to its last coordinate) with a
@@ -33,7 +33,7 @@ from hypothesis import strategies as st
 
 import ddlab
 from ddlab.engine.lattice import leq
-from ddlab.engine.progress import (Antichain, ChangeBatch, MutableAntichain, Reachability,
+from ddlab.engine.runtime.progress import (Antichain, ChangeBatch, MutableAntichain, Reachability,
                                    ScopeTracker, antichain, change_batch, reachability, tracker)
 
 #: coordinates of the times the model uses and asks about: 0..R

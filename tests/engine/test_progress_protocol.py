@@ -35,7 +35,7 @@ from collections import Counter
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ddlab.engine.progress import ChangeBatch, ScopeTracker
+from ddlab.engine.runtime.progress import ScopeTracker
 
 from .test_progress_model import R, _SETTINGS, Model, Truth, flattened_edges, graphs
 
@@ -46,7 +46,7 @@ class Worker:
     def __init__(self, model: Model):
         self.view = ScopeTracker()
         self.view.resize(model.parent.n, model.parent.reach())
-        self.view.announce_to(ChangeBatch())
+        self.view.count_for_workers(2)
         self.inbox: list = []  # (operator, time, notification?)
 
 

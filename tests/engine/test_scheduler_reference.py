@@ -1,7 +1,7 @@
 """The scheduler against a deliberately simple reference scheduler kept here (issue 32,
 "Correctness").
 
-The engine's scheduler (``engine/scope.py``) sweeps a scope's operators until none can run;
+The engine's scheduler (``engine/runtime/scope.py``) sweeps a scope's operators until none can run;
 each operator takes, in one run, every queued time its input frontier has passed, and linear
 operators run fused into their only reader.  The reference is the discipline the engine had
 before it: within a scope, one ``(time, operator)`` pair at a time, the smallest time first in
@@ -38,7 +38,7 @@ from hypothesis import strategies as st
 
 import ddlab
 from ddlab import NonConvergenceError
-from ddlab.engine import dataflow
+from ddlab.engine.runtime import wiring
 from ddlab.engine.columns import decode_rows
 from ddlab.engine.testing import use_kernels
 from ddlab.engine.lattice import leq
@@ -46,8 +46,8 @@ from ddlab.engine.operators.base import Operator
 from ddlab.engine.operators.io import Input
 from ddlab.engine.operators.loops import ScopeNode
 from ddlab.engine.operators.reduce import Reduce
-from ddlab.engine.progress import FEEDBACK, FORWARD, ScopeTracker, reachability
-from ddlab.engine.scope import Scope
+from ddlab.engine.runtime.progress import FEEDBACK, FORWARD, ScopeTracker, reachability
+from ddlab.engine.runtime.scope import Scope
 from ddlab.engine.testing import tuned
 
 from . import program_gen
@@ -110,7 +110,7 @@ def reference_scheduler():
     reference's, every operator's ``step`` refuses to be called, nothing is fused."""
     patched = [(Scope, "run", _reference_run), (Operator, "step", _no_step),
                (Input, "step", _no_step), (ScopeNode, "step", _no_step),
-               (dataflow, "fuse", lambda ops: None)]
+               (wiring, "_fuse", lambda ops, workers: None)]
     saved = [(owner, name, getattr(owner, name)) for owner, name, _ in patched]
     try:
         for owner, name, value in patched:

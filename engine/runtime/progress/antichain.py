@@ -7,7 +7,7 @@ pointstamps may hold one time) and the frontier of the times whose count is posi
 """
 from __future__ import annotations
 
-from ..lattice import leq
+from ...lattice import leq
 
 
 class Antichain:

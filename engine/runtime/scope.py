@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import heapq
 
-from .errors import DataflowError, NonConvergenceError
-from .lattice import EPOCH, display_time, iteration_of
+from ..errors import DataflowError, NonConvergenceError
+from ..lattice import EPOCH, display_time, iteration_of
 from .progress import Reachability, ScopeTracker
 
 
@@ -50,7 +50,7 @@ class Scope:
         #: per operator run)
         self.path = name if parent is None else f"{parent.path}/{name}"
         if parent is not None:
-            from .operators.loops import ScopeNode
+            from ..operators.loops import ScopeNode
 
             parent.children.append(self)
             self.node = ScopeNode(parent, self)
@@ -144,7 +144,7 @@ class Scope:
     def toposort(self) -> None:
         """Re-index operators so every edge (except loop feedback) goes forward, and derive
         could-result-in from the edges (Kahn's algorithm: linear in the graph's size)."""
-        from .operators.loops import Feedback
+        from ..operators.loops import Feedback
 
         index = {id(op): k for k, op in enumerate(self.ops)}
         succ: list[list[int]] = [[] for _ in self.ops]

@@ -3,11 +3,10 @@
 Counts are kept per operator index of the scope and per time (a scope's times all have its
 depth).  An operator's count at ``t`` is the number of pointstamps held there: one per batch
 queued at ``t`` (a message in flight) and one per capability (a reduce's scheduled
-interesting time; an input's open epoch).  Workers are not built yet (issue 31); the counts
-are made for them: each worker would keep such a tracker per scope, its *view*,
-the sum of its own changes (:meth:`update`, also put in its :attr:`outbox`) and of the
-changes the others announced (:meth:`apply`); a count may pass through a negative value
-while announcements are on their way, and only positive counts hold a time.
+interesting time; an input's open epoch).  With several workers each keeps such a tracker per
+scope, its *view*: the sum of its own changes (:meth:`update`, also put in its :attr:`outbox`)
+and of the changes the others announced (:meth:`apply`); a count may pass through a negative
+value while announcements are on their way, and only positive counts hold a time.
 
 A nested loop is one node of its parent.  Its pointstamps show there with the loop
 coordinate dropped: the parent reads them from the loop's tracker (:meth:`outer_times`)
@@ -58,7 +57,7 @@ class ScopeTracker:
         self.ready_time = None
         if parent is not None and node is not None:
             parent.children[node] = self
-        self.announce_to(None)
+        self.count_for_workers(1)
 
     def resize(self, n: int, reach: Reachability) -> None:
         """The scope's operators were re-indexed (a new topological order): counts restart
@@ -76,16 +75,19 @@ class ScopeTracker:
     # -- changing counts ---------------------------------------------------------------
     def update(self, i: int, t: tuple, delta: int) -> None:
         """A change this worker made: applied, and kept to announce (:attr:`outbox`).  With
-        one worker (no outbox) this is :meth:`apply` itself (see :meth:`announce_to`)."""
+        one worker (no outbox) this is :meth:`apply` itself (see :meth:`count_for_workers`)."""
         self.apply(i, t, delta)
         if self.outbox is not None:
             self.outbox.update((i, t), delta)
 
-    def announce_to(self, outbox: "ChangeBatch | None") -> None:
-        """Keep this worker's changes in ``outbox`` for the others (``None``: one worker,
-        nothing to keep)."""
-        self.outbox = outbox
-        if outbox is None:
+    def count_for_workers(self, workers: int) -> None:
+        """Count for ``workers`` workers: with several, every change this worker makes is kept
+        in :attr:`outbox` to announce to the others, and the one-worker shortcut
+        (:meth:`_ready_time`) is off; with one, nothing is kept.  (Called by the runtime's
+        wiring, the one place that sets how the runtime counts.)"""
+        self.one_worker = workers == 1
+        self.outbox = None if workers == 1 else ChangeBatch()
+        if self.outbox is None:
             self.update = self.apply  # the hot path: one call less per change
         else:
             self.__dict__.pop("update", None)
