@@ -49,6 +49,7 @@ from multiprocessing.connection import wait
 from time import perf_counter
 
 from ..errors import DataflowError
+from ..runtime.contract import WholeBatch
 from ..runtime.wiring import wire
 from .exchange import Exchanges, accept_remote
 from .shards import WholeTrace, read_shard
@@ -450,13 +451,12 @@ class WorkerTeam:
             raise DataflowError(f"ddlab: {self.broken}. Nothing was run.")
 
     def _decisions(self) -> dict:
-        """The size choices taken since the last message (taken where the inputs are)."""
-        from ..operators.choose import Decide
-
+        """The states of the operators that see each whole batch at worker 0 (a size choice:
+        their pact is ``WHOLE_BATCH``) changed since the last message, for the replicas."""
         changed = {}
         for op in self.flow.operators:
-            if isinstance(op, Decide):
-                state = op.decision.snapshot()
+            if any(isinstance(op.pact(p), WholeBatch) for p in range(len(op.inputs))):
+                state = op.snapshot()
                 if state[0] is not None and self.decisions.get(op.id) != state:
                     changed[op.id] = self.decisions[op.id] = state
         return changed
@@ -829,4 +829,4 @@ def _decide(flow, decisions) -> None:
     if decisions:
         ops = flow.operators
         for op_id, state in decisions.items():
-            ops[op_id].decision.restore(state)
+            ops[op_id].restore(state)
