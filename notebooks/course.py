@@ -79,7 +79,7 @@ def slide_deck(nb):
     kept = 0
     for cell in deck.cells:
         t = tags(cell)
-        kind = "slide" if SLIDE in t else "-" if SLIDE_MORE in t else "skip"
+        kind = "slide" if SLIDE in t else "-" if SLIDE_MORE in t or _loads_bokehjs(cell) else "skip"
         cell.metadata["slideshow"] = {"slide_type": kind}
         if kind != "skip":
             kept += 1
@@ -88,6 +88,13 @@ def slide_deck(nb):
     if not any(SLIDE in tags(c) for c in deck.cells):
         raise ValueError("no cell of this notebook is tagged 'slide': it has no slides")
     return deck
+
+
+def _loads_bokehjs(cell) -> bool:
+    """Whether the cell's output loads BokehJS (``output_notebook``), which the plots on later
+    slides need: such a cell goes with the slide before it, its input hidden (it shows nothing)."""
+    return any(kind in output.get("data", {}) for output in cell.get("outputs", [])
+               for kind in ("application/vnd.bokehjs_load.v0+json", "application/javascript"))
 
 
 def slides_html(nb, reveal_url_prefix: str | None = None) -> str:
@@ -100,6 +107,7 @@ def slides_html(nb, reveal_url_prefix: str | None = None) -> str:
     config.TagRemovePreprocessor.remove_input_tags = {"slide-hide-input"}
     config.SlidesExporter.exclude_input_prompt = True
     config.SlidesExporter.exclude_output_prompt = True
+    config.SlidesExporter.reveal_scroll = True          # a long slide scrolls instead of being cut
     if reveal_url_prefix:
         config.SlidesExporter.reveal_url_prefix = reveal_url_prefix
     body, _ = SlidesExporter(config=config).from_notebook_node(slide_deck(nb))
