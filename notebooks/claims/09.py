@@ -3,7 +3,7 @@ from the list the lesson printed."""
 import ast
 import re
 
-from prose_claims import Claim, Exempt
+from prose_claims import Claim, Exempt, Quote
 
 
 def _order(nb):
@@ -52,8 +52,8 @@ def _times(text):
 
 
 CLAIMS += [
+    Quote('in CACM 2.4\'s words, "wildly inefficient"', "cacm", "As stated, this protocol would be wildly inefficient"),
     Exempt("entering a loop appends a coordinate 0", "the counter's first value, as above"),
-    Exempt("Before issue 32", "the issue's number"),
     Exempt("worker 0 is\nthis kernel, worker 1 a process", "the workers' names"),
     Claim("holds the input's capability for the open epoch with a count of 2",
           lambda nb: int(nb.find(r"edges#0\s+\{\(\d+,\): (\d+)\}", index=0))),
