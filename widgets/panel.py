@@ -36,6 +36,8 @@ def as_html(part) -> str:
     """One part as HTML: a string is a printed line (escaped, monospaced), a :class:`Bold` a
     heading; a DataFrame or a Styler its table (a DataFrame's default 0, 1, ... index left
     out); a list its parts one under the other; a tuple its parts side by side."""
+    if isinstance(part, Bold):                     # (before str: a Bold is a str)
+        return f"<b>{html.escape(part)}</b>"
     if isinstance(part, str):
         return f"<pre style='margin:2px 0;white-space:pre-wrap'>{html.escape(part)}</pre>"
     if isinstance(part, tuple):
@@ -43,8 +45,6 @@ def as_html(part) -> str:
         return f"<div style='display:flex;flex-flow:row wrap;gap:4px 24px;align-items:flex-start'>{cells}</div>"
     if isinstance(part, list):
         return "".join(as_html(p) for p in part)
-    if isinstance(part, Bold):
-        return f"<b>{html.escape(part)}</b>"
     to_html = getattr(part, "to_html", None)
     if to_html is None:
         raise TypeError(f"a panel shows strings, tables (DataFrame, Styler) and tuples of them "
