@@ -51,6 +51,7 @@ def _implied(nb):
 
 CLAIMS = [
     Quote("a minute that does about the paper's 67 records", "cidr", "only 67 differences are processed"),
+    Quote("the one whose records come closest to the paper's 67", "cidr", "only 67 differences are processed"),
     Quote("on a 24-hour window of Twitter @mentions", "cidr", "a 24-hour window of Twitter’s messaging graph"),
     Quote("\"the graph formed by @username mentions in a 24-hour period on the Twitter online social network\"",
           "cidr", "the graph formed by @username mentions in a 24-hour period on the Twitter online social network"),

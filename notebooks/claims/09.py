@@ -3,7 +3,7 @@ from the list the lesson printed."""
 import ast
 import re
 
-from prose_claims import Claim, Exempt
+from prose_claims import Claim, Exempt, Quote
 
 
 def _order(nb):
@@ -24,6 +24,7 @@ def _last(nb, epoch):
 CLAIMS = [
     Exempt("appends a counter 0", "the counter's first value (CIDR Section 4.2, the report's Section 5.1.1)"),
     Exempt("Worked answer to 3.", "the exercise's number"),
+    Exempt("Worked answer to 4.", "the exercise's number"),
     Claim("each epoch's iterations come in order, `(e, 0)` before `(e, 1)`",
           lambda nb: [0 if all(_before(nb, (e, 0), (e, 1)) for e in range(3)) else None, 1]),
     Claim("learned that `(1, 0)` and `(1, 1)` were complete before `(0, 2)`, while epoch 0 was still iterating",
@@ -51,8 +52,8 @@ def _times(text):
 
 
 CLAIMS += [
+    Quote('in CACM 2.4\'s words, "wildly inefficient"', "cacm", "As stated, this protocol would be wildly inefficient"),
     Exempt("entering a loop appends a coordinate 0", "the counter's first value, as above"),
-    Exempt("Before issue 32", "the issue's number"),
     Exempt("worker 0 is\nthis kernel, worker 1 a process", "the workers' names"),
     Claim("holds the input's capability for the open epoch with a count of 2",
           lambda nb: int(nb.find(r"edges#0\s+\{\(\d+,\): (\d+)\}", index=0))),

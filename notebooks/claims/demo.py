@@ -12,6 +12,31 @@ def _move(nb):
                    r"changed (\d+) of the window's ([\d,]+) edges")
 
 
+def _ms(text):
+    """A duration as the status line writes it (``0.8 ms``, ``3,400 ms``, ``12.5 s``), in ms."""
+    number, unit = text.replace(",", "").split()
+    return float(number) * (1000 if unit == "s" else 1)
+
+
+_D = r"([\d.,]+ m?s)"
+
+
+def _times(nb):
+    """(move records, move ms, [stateless, incremental, prioritized] records, their ms, scipy ms),
+    from the status line the demo printed after its move settled."""
+    cell = "print(ex.status_text)"
+    records, move = nb.find(rf"this move: ([\d,]+) records of work in {_D}", cell)
+    scratch = nb.find(r"from scratch on this window: ([\d,]+) stateless / ([\d,]+) incremental / ([\d,]+) prioritized",
+                      cell)
+    times = nb.find(rf"records in {_D} / {_D} / {_D}; scipy's compiled \w+: {_D}", cell)
+    return (int(str(records).replace(",", "")), _ms(move), [int(str(x).replace(",", "")) for x in scratch],
+            [_ms(t) for t in times[:3]], _ms(times[3]))
+
+
+def _holds(condition):
+    return [] if condition else [None]
+
+
 CLAIMS = [
     Exempt("sits on the **0** row below the dotted line", "the chart's zero row"),
     Exempt("touches the **0** row", "the chart's zero row"),
@@ -31,4 +56,10 @@ CLAIMS = [
           "lower-than-expected speedup is due to per-iteration overheads that become more apparent when the amount of "
           "work is so small. Nonetheless, Naiad is able to respond to one second of updates in 24.4ms"),
     Exempt("how does the work of 24 hours' changes at once compare", "the exercise's jump, ex.position + 24"),
+    Claim("A move does a small fraction of the records of work of the stateless\n  recompute",
+          lambda nb: _holds(_times(nb)[0] < 0.1 * _times(nb)[2][0])),
+    Claim("in the status line above the move takes longer than\n  scipy's compiled recompute of the whole window",
+          lambda nb: _holds(_times(nb)[1] > _times(nb)[4])),
+    Claim("about as long as the stateless recompute\n  or longer",
+          lambda nb: _holds(_times(nb)[1] >= 0.7 * _times(nb)[3][0])),
 ]

@@ -59,4 +59,14 @@ CLAIMS = [
           lambda nb: [_graph(nb)[("edges#0", "project#2")], max(_out_of(nb, "join")),
                       _graph(nb)[next(k for k in _graph(nb) if k[0].startswith("min") and k[1].startswith("feedback"))],
                       _graph(nb)[next(k for k in _graph(nb) if k[0].startswith("leave"))]]),
+    Claim("the status line above is\nthe last of them, which does a small part of the from-scratch runs' records of work",
+          lambda nb: [] if _move_records(nb) < 0.1 * _stateless_records(nb) else [None]),
 ]
+
+
+def _move_records(nb):
+    return int(str(nb.find(r"this move: ([\d,]+) records of work", "print(explorer.status_text)")).replace(",", ""))
+
+
+def _stateless_records(nb):
+    return int(str(nb.find(r"from scratch on this window: ([\d,]+) stateless", "print(explorer.status_text)")).replace(",", ""))

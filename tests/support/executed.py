@@ -36,6 +36,9 @@ try:
 except ImportError:          # nbmake is in the test extra; without it no notebook runs at all
     _nbmake_items = _nbmake_run = None
     NotebookRun = object
+    SlicedPollClient = object
+
+from export_recipe import execute_options
 
 #: resolved notebook path -> nbmake's NotebookResult (``.nb``: the executed document, ``.error``)
 RUNS: dict = {}
@@ -99,12 +102,47 @@ def slow_run_report(name: str, nb, start: float, end: float,
             f"cells {sum(c[0] for c in cells):.1f} s, the slowest {slowest or 'none'}{between}")
 
 
+class RecipeClient(SlicedPollClient):
+    """The notebook client with the README export recipe's ``ExecutePreprocessor`` options
+    (:mod:`export_recipe`), so the suite's run of a notebook is the run a reader's
+    ``jupyter nbconvert --execute`` makes: with ``store_widget_state=False`` nbclient stops on an
+    ``Output`` widget's captured output (a ``KeyError``, lessons 08 and 09 until round three)
+    here as there.  It still records every widget's state aside and writes it into the
+    executed document at the end, as nbclient does by default, for the tests that read what
+    the widgets showed (the claims, the export test's oracle, which drops it before exporting,
+    leaving the document the recipe exports)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name, value in execute_options().items():
+            setattr(self, name, value)
+        self._recorded: dict = {}
+        self._recorded_buffers: dict = {}
+
+    def handle_comm_msg(self, outs, msg, cell_index):
+        content = msg["content"]
+        data = content["data"]
+        if not self.store_widget_state and "state" in data:   # (nbclient's own recording)
+            comm_id = content["comm_id"]
+            self._recorded.setdefault(comm_id, {}).update(data["state"])
+            if data.get("buffer_paths"):
+                self._recorded_buffers.setdefault(comm_id, {}).update(
+                    {tuple(k["path"]): k for k in self._get_buffer_data(msg)})
+        super().handle_comm_msg(outs, msg, cell_index)
+
+    def set_widgets_metadata(self):
+        if not self.store_widget_state:
+            self.widget_state, self.widget_buffers = self._recorded, self._recorded_buffers
+        super().set_widgets_metadata()
+
+
 def keep_nbmake_runs() -> None:
     """Make nbmake's notebook items run through ``KeepingRun``, with a client that cannot
-    lose a kernel's reply for the cell timeout (:mod:`kernel_polling` says why)."""
+    lose a kernel's reply for the cell timeout (:mod:`kernel_polling` says why) and runs as
+    the README's export recipe does (:class:`RecipeClient`)."""
     if _nbmake_items is not None:
         _nbmake_items.NotebookRun = KeepingRun
-        _nbmake_run.NotebookClient = SlicedPollClient
+        _nbmake_run.NotebookClient = RecipeClient
 
 
 def executed(path: Path, config) -> dict:

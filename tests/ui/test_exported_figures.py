@@ -1,10 +1,15 @@
-"""Every figure a notebook shows as a widget survives an export to HTML.
+"""Every figure and table a notebook shows survives the README's export recipe (``jupyter
+nbconvert --to html --execute --ExecutePreprocessor.store_widget_state=False``, read from the
+README by ``tests/support/export_recipe.py``).
 
-Each notebook is executed top to bottom (nbmake's run of this session, or one here), saved
-without widget state (as JupyterLab saves by default) and exported with ``jupyter nbconvert
---to html``'s exporter; headless Chromium opens the file with every network request refused
-and counts, per code cell, the bokeh plots that were drawn (a canvas with pixels on it) and the
-tables, SVG and images of the widgets' static snapshots.
+Each notebook is executed top to bottom once (nbmake's run of this session, or one here), with
+the recipe's ``ExecutePreprocessor`` options (``executed.RecipeClient``: a notebook the recipe
+cannot run fails there), saved as the recipe leaves it (no widget state) and converted by the
+recipe's own command less ``--execute``; the whole command as written runs once, on the
+README's own notebook (lesson 08), so the suite pays one extra execution, not sixteen.
+Headless Chromium opens the file with every network request refused and counts, per code
+cell, the bokeh plots that were drawn (a canvas with pixels on it) and the tables, SVG and
+images of the widgets' static snapshots.
 
 The oracle is independent of the snapshots: the widget state nbclient recorded while the
 notebook ran (each displayed widget tree: its bokeh plots, its HTML widgets' tables, SVG and
@@ -16,14 +21,18 @@ from __future__ import annotations
 import copy
 import json
 import re
+import subprocess
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
 pytest.importorskip("playwright", reason="the browser tests need playwright (pip install -e '.[test]')")
 nbconvert = pytest.importorskip("nbconvert", reason="the export test needs nbconvert (pip install -e '.[test]')")
 
+import nbformat  # noqa: E402  (nbconvert's dependency)
 from executed import executed  # noqa: E402
+from export_recipe import command, export_command, recipe  # noqa: E402
 
 from .conftest import NOTEBOOKS  # noqa: E402
 
@@ -106,22 +115,26 @@ _SHOWN = """(tags) => {
 }"""
 
 
-def export_html(nb) -> str:
-    """The notebook as ``jupyter nbconvert --to html`` writes it, saved without widget state
-    (JupyterLab's default)."""
+def export_html(nb, folder: Path, name: str) -> Path:
+    """The executed notebook ``nb`` as the README's recipe writes it: saved without widget state
+    (the recipe's ``store_widget_state=False``), converted by the recipe's command less
+    ``--execute``; the HTML file's path."""
     saved = copy.deepcopy(nb)
     saved.metadata.pop("widgets", None)
-    body, _ = nbconvert.HTMLExporter().from_notebook_node(saved)
-    return body
+    executed_file = folder / name
+    nbformat.write(saved, str(executed_file))
+    _convert(export_command(executed_file), folder)
+    return executed_file.with_suffix(".html")
 
 
-@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
-def test_every_figure_survives_the_export(notebook, page, tmp_path, artifacts_dir, request):
-    nb = executed(NOTEBOOKS / notebook, request.config)
-    expected = expected_figures(nb)
-    html_file = tmp_path / notebook.replace(".ipynb", ".html")
-    html_file.write_text(export_html(nb), encoding="utf-8")
-    # offline: only the file itself loads (the template's CDN scripts are refused)
+def _convert(cmd: list[str], folder: Path) -> None:
+    done = subprocess.run(cmd, cwd=folder, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{' '.join(cmd[1:])} failed:\n{done.stderr[-3000:]}"
+
+
+def shown_figures(page, html_file: Path, expected: list[Counter]) -> tuple[list[dict], list[str]]:
+    """Per code cell, what the exported page shows (after BokehJS has drawn every plot it will),
+    and the page's errors; the page refuses every request but the file's own."""
     page.route("**/*", lambda route: route.continue_() if route.request.url.startswith("file:")
                else route.abort())
     errors = []
@@ -134,6 +147,11 @@ def test_every_figure_survives_the_export(notebook, page, tmp_path, artifacts_di
             break
         page.wait_for_timeout(250)
         shown = page.evaluate(_SHOWN, list(TAGS))
+    return shown, errors
+
+
+def check_page(page, notebook: str, html_file: Path, expected: list[Counter], artifacts_dir) -> None:
+    shown, errors = shown_figures(page, html_file, expected)
     assert len(shown) == len(expected), "one exported cell per code cell"
     missing = []
     for i, (want_here, got) in enumerate(zip(expected, shown)):
@@ -145,3 +163,24 @@ def test_every_figure_survives_the_export(notebook, page, tmp_path, artifacts_di
                 path=str(artifacts_dir / f"export-{notebook[:-6]}-cell{i}.png"))
     assert not missing, f"{notebook}: figures missing from the exported HTML:\n" + "\n".join(missing)
     assert not errors, f"{notebook}: page errors: {errors}"
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_every_figure_survives_the_export(notebook, page, tmp_path, artifacts_dir, request):
+    nb = executed(NOTEBOOKS / notebook, request.config)
+    html_file = export_html(nb, tmp_path, notebook)
+    check_page(page, notebook, html_file, expected_figures(nb), artifacts_dir)
+
+
+def test_the_readme_recipe_as_written(page, tmp_path, artifacts_dir, request):
+    """The README's command, word for word, on its own notebook (a copy, so the HTML is not
+    written into the repository), executing it itself; the figures counted against this
+    session's run of the same notebook."""
+    notebook = Path(recipe()[-1])
+    source = NOTEBOOKS.parent / notebook
+    copy_dir = tmp_path / notebook.parent
+    copy_dir.mkdir(parents=True)
+    (copy_dir / notebook.name).write_bytes(source.read_bytes())
+    _convert(command(notebook), tmp_path)
+    expected = expected_figures(executed(source, request.config))
+    check_page(page, notebook.name, tmp_path / notebook.with_suffix(".html"), expected, artifacts_dir)
