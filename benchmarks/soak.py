@@ -16,6 +16,14 @@ What "flat" means here, and how it is measured:
   (each move is a feed call: staging the batch plus the engine's step), in this process's CPU
   time, so other work on a shared machine does not skew it (``wall_latency_ratio`` is the
   same in wall-clock time).
+- ``work_ratio``: the same ratio of the rows each move reads and pairs (``history_rows`` +
+  ``matched_pairs`` of ``flow.work_done()``), machine-independent.  The two halves of the walk
+  do not visit the same windows (CollegeMsg's windows differ in size several-fold), so
+  ``latency_ratio`` and ``work_ratio`` also measure where the walk went;
+  ``matched_latency_ratio`` and ``matched_work_ratio`` compare like with like: per (position,
+  direction) visited at least twice in each half, the last 1,000's median over the first
+  1,000's, averaged geometrically weighted by visits.  A runtime that grows with the epochs
+  shows there; a walk into bigger windows does not (NOTES.md, issue 48).
 
 ``--stats-epochs N`` sets ``Dataflow(stats_epochs=N)``: statistics are kept per epoch for the
 last N epochs by design (the data of the live plots), so with the default (10,000) memory grows
@@ -70,6 +78,8 @@ def run(args) -> dict:
     rng = np.random.default_rng(getattr(args, "seed", 0) or 0)
     latencies = np.zeros(moves)
     wall = np.zeros(moves)
+    rows = np.zeros(moves)  # history rows + matched pairs of each move
+    where = np.zeros((moves, 2), dtype=np.int64)  # (position after, direction) of each move
     kinds = {"forward": 0, "backward": 0, "jump": 0}
     checks = {}
     for m in range(1, moves + 1):
@@ -84,6 +94,7 @@ def run(args) -> dict:
         else:
             kind = "backward" if feed.position >= 0 else "forward"
             target = None
+        before, was = flow.work_done(), feed.position
         start, cpu = perf_counter(), process_time()
         if kind == "jump":
             feed.seek(target, combine=True)
@@ -93,6 +104,9 @@ def run(args) -> dict:
             feed.backward()
         latencies[m - 1] = process_time() - cpu
         wall[m - 1] = perf_counter() - start
+        after = flow.work_done()
+        rows[m - 1] = sum(after[k] - before[k] for k in ("history_rows", "matched_pairs"))
+        where[m - 1] = feed.position, np.sign(feed.position - was)
         kinds[kind] += 1
         if m in (CHECK_AT, moves):
             gc.collect()
@@ -116,6 +130,24 @@ def run(args) -> dict:
         "memory_ratio": round(last["rss_mb"] / first["rss_mb"], 3),
         "first_1000_median_ms": round(head * 1000, 3), "last_1000_median_ms": round(tail * 1000, 3),
         "latency_ratio": round(tail / head, 3), "wall_latency_ratio": round(wall_ratio, 3),
+        "work_ratio": round(float(np.median(rows[-CHECK_AT:]) / max(np.median(rows[:CHECK_AT]), 1)), 3),
+        "matched_latency_ratio": round(matched_ratio(latencies, where), 3),
+        "matched_work_ratio": round(matched_ratio(rows, where), 3),
         "p99_ms": round(float(np.percentile(latencies, 99)) * 1000, 3),
         "reference_position": reference, "components_at_reference": last["labels"],
     }
+
+
+def matched_ratio(values: np.ndarray, where: np.ndarray) -> float:
+    """The last :data:`CHECK_AT` moves' ``values`` over the first's, compared at equal
+    (position, direction): per pair visited at least twice in each, the ratio of the medians,
+    then their geometric mean weighted by visits (``nan`` when no pair qualifies)."""
+    head, tail = slice(0, CHECK_AT), slice(len(values) - CHECK_AT, len(values))
+    logs, weights = [], []
+    for key in {tuple(k) for k in where[head].tolist()} & {tuple(k) for k in where[tail].tolist()}:
+        a = values[head][(where[head] == key).all(axis=1)]
+        b = values[tail][(where[tail] == key).all(axis=1)]
+        if len(a) >= 2 and len(b) >= 2 and np.median(a) > 0 and np.median(b) > 0:
+            logs.append(np.log(np.median(b) / np.median(a)))
+            weights.append(len(a) + len(b))
+    return float(np.exp(np.average(logs, weights=weights))) if logs else float("nan")

@@ -327,6 +327,7 @@ class Dataflow:
                 inp.op.closed = []
             if team is None:
                 self.root.run()
+                _check_quiescent(self.root, epochs[-1])  # (several workers: team.run checks)
             else:
                 team.run(epoch)
             guard.start()
@@ -746,6 +747,22 @@ def _by_epoch(stats, epochs: list, seconds: float) -> list:
     own = {e: sum(r[4] for r in rs) for e, rs in split.items()}
     rest = max(seconds - sum(own.values()), 0.0) / len(epochs)
     return [(split[e], own[e] + rest) for e in epochs]
+
+
+def _check_quiescent(root: Scope, last: int) -> None:
+    """Refuse to commit epochs up to ``last`` that the one worker's scheduler stopped short
+    of: a pointstamp still held at or before ``last`` (a runtime bug) would otherwise hand
+    the views an incomplete epoch silently."""
+    tracker = root.tracker
+    held = tracker.least()
+    if held is None or held[0] > last:
+        return
+    where = sorted({f"{root.ops[i].label} at {u}" for i in tracker.active
+                    for u in tracker.times(i) if u[0] <= last})
+    raise DataflowError(
+        f"ddlab: epoch {held[0]} stalled with work left and nothing able to run (held: "
+        f"{', '.join(where[:5])}; a runtime bug: please report it with flow.progress()). "
+        f"The epoch was rolled back.")
 
 
 def _keeps_state(op) -> bool:

@@ -257,6 +257,10 @@ class Reduce(Operator):
         inputs_at = dict(items)
         order = [t for t, _ in items]
         heap = list(order)
+        # every time the worklist has held: a batch time not yet run that a run schedules
+        # (its capability is new, so :meth:`hold` reports it) is already on the heap, and
+        # pushing it again would evaluate it twice
+        queued = set(order)
         done = []
         none = [None] * len(self.inputs)
         self._fresh = fresh = []
@@ -267,7 +271,8 @@ class Reduce(Operator):
                 self.process(t, inputs_at.get(t, none))
                 done.append((t, self._emitted))
                 for u in fresh:
-                    if any(leq(u, b) for b in order):
+                    if u not in queued and any(leq(u, b) for b in order):
+                        queued.add(u)
                         heapq.heappush(heap, u)
                 fresh.clear()
         finally:

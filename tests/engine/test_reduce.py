@@ -133,3 +133,73 @@ def test_a_reduce_over_more_keys_than_a_chunk_evaluates_chunk_by_chunk(monkeypat
     with tuned(KERNELS=False, REDUCE_CHUNK_KEYS=5, LARGE_KEYS=3, SMALL_KEYS=1):
         check_operator(name, 0, epochs)
     assert chunks and max(chunks) == 5 and len(chunks) >= 5
+
+
+def _min_over_epochs_in_flight(preset, kernels_on, epochs):
+    """A ``min`` stepped once over ``epochs`` (lists of ``(key, value)`` inserts, all but
+    the last closed by ``advance``): the flow, the view, and ``{time: evaluations}`` of the
+    reduce (calls of :meth:`Reduce.process`, one per time it evaluates)."""
+    from collections import Counter
+
+    from ddlab.engine.operators.reduce import Reduce
+    from ddlab.engine.testing import use_kernels
+
+    runs = Counter()
+    original = Reduce.process
+    with pytest.MonkeyPatch.context() as mp, tuned(preset), use_kernels(kernels_on):
+        mp.setattr(Reduce, "process",
+                   lambda self, t, inputs: runs.update([t]) or original(self, t, inputs))
+        flow = ddlab.Dataflow()
+        xs = flow.input("xs")
+        view = xs.min().view()
+        for k, batch in enumerate(epochs):
+            xs.insert(batch)
+            if k < len(epochs) - 1:
+                flow.advance()
+        before = flow.work.history_rows
+        flow.step()
+        read = flow.work.history_rows - before
+    return flow, view, runs, read
+
+
+@pytest.mark.parametrize("preset,kernels_on", [("general", False), ("tiny", False),
+                                               (None, True)],
+                         ids=["general", "tiny", "kernels"])
+def test_a_reduce_over_a_batch_of_times_evaluates_each_time_once(preset, kernels_on):
+    """Issue 48: a later batch time that an earlier one's evaluation scheduled (its lub with
+    the key's history) was pushed on the run's worklist a second time and evaluated twice
+    (``_each_time``: right results, history read twice, two ``flow.stats()`` rows).  Each
+    time runs once, ``flow.stats()`` has one row per operator and time, and the history
+    read is that of stepping the epochs as evaluations one by one: at ``(0,)`` key 1's two
+    input rows, at ``(1,)`` the same two and the one output row written at ``(0,)``."""
+    flow, view, runs, read = _min_over_epochs_in_flight(preset, kernels_on,
+                                                        [[(1, 5)], [(1, 3)]])
+    assert view.to_dict() == {(1, 3): 1}
+    stats = flow.stats()
+    assert not stats.duplicated(["operator", "time"]).any(), stats
+    assert list(stats[stats.kind == "reduce"].time) == [(0,), (1,)]
+    if preset == "general":  # (the paths that run a process per time: general, chunks)
+        assert dict(runs) == {(0,): 1, (1,): 1}
+        assert read == 2 + (2 + 1)
+
+
+@pytest.mark.parametrize("preset,kernels_on", [("general", False), ("tiny", False),
+                                               (None, True)],
+                         ids=["general", "tiny", "kernels"])
+def test_epochs_in_flight_evaluate_each_time_once_over_many_keys(preset, kernels_on):
+    """The same over several keys and four epochs in flight, some keys changing in every
+    epoch: every time evaluated once, and the view the oracle's minimum."""
+    epochs = [[(k, 10 + k) for k in range(8)],
+              [(k, 5 + k) for k in range(0, 8, 2)],
+              [(k, 1) for k in range(0, 8, 3)] + [(9, 4)],
+              [(k, 0) for k in range(1, 8, 4)]]
+    flow, view, runs, _ = _min_over_epochs_in_flight(preset, kernels_on, epochs)
+    want = {}
+    for batch in epochs:
+        for k, v in batch:
+            want[k] = min(v, want.get(k, v))
+    assert view.to_dict() == {(k, v): 1 for k, v in want.items()}
+    assert not runs or max(runs.values()) == 1, runs
+    stats = flow.stats()
+    assert not stats.duplicated(["operator", "time"]).any(), stats
+    assert list(stats[stats.kind == "reduce"].time) == [(e,) for e in range(len(epochs))]

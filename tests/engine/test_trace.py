@@ -399,3 +399,54 @@ def test_packing_straight_to_int32_equals_narrowing_the_int64_matrix(rows, float
             expected = narrowed(wide, layout)
         assert layout2 == layout and wide.dtype == np.int64
         assert straight.dtype == expected.dtype and (straight == expected).all()
+
+
+def _merged_rows(monkeypatch) -> list:
+    """Rows of every spine merge from now on (one entry per merge: its parts' sizes)."""
+    merges = []
+    original = Trace._merge
+    monkeypatch.setattr(Trace, "_merge", lambda self, parts, force=False:
+                        merges.append([len(p) for p in parts]) or original(self, parts, force))
+    return merges
+
+
+def test_small_inserts_into_a_large_trace_never_rewrite_its_large_batches(monkeypatch):
+    """Issue 48: with more than ``MAX_SPINE_BATCHES`` batches in a trace past
+    ``LARGE_SPINE_ROWS``, each spill of the recent rows (a few rows, once per update or so)
+    was merged into the newest large batch, rewriting it (24M rows for 129 in CC
+    random-400k-3.4m plain: updates of seconds).  The large batches are merged only when
+    what joins them is a comparable size: the rows merged over many small inserts stay a
+    small multiple of the rows inserted (geometric merging), and the trace reads what was
+    inserted."""
+    clock = _EpochClock()
+    rng = np.random.default_rng(3)
+    with tuned(LARGE_SPINE_ROWS=1_000, MAX_SPINE_BATCHES=3, SMALL_INSERT=4, RECENT_CAPACITY=8,
+               KERNELS=False):
+        trace = Trace(1, 1, clock)
+        inserted = []
+        for size in (4_000, 1_500, 700):  # three large batches (left waits for right)
+            rows = rng.integers(0, 500, size=(size, 2))
+            trace.insert((clock.epoch,), Batch([rows[:, 0], rows[:, 1]], ("i", "i"),
+                                               np.ones(size, dtype=np.int64)))
+            inserted += [(a, b, (clock.epoch,), 1) for a, b in rows.tolist()]
+            clock.epoch += 1
+        large = sorted(len(b) for b in trace.batches)
+        assert len(trace.batches) == 3 and large[0] >= 700, large
+        merges = _merged_rows(monkeypatch)
+        small = 0
+        for _ in range(400):  # updates of 3 rows each: a spill every few of them
+            rows = rng.integers(0, 500, size=(3, 2))
+            diffs = np.array([1, -1, 1], dtype=np.int64)
+            trace.insert((clock.epoch,), Batch([rows[:, 0], rows[:, 1]], ("i", "i"), diffs))
+            inserted += [(a, b, (clock.epoch,), d) for (a, b), d in zip(rows.tolist(), diffs)]
+            small += 3
+            clock.epoch += 1
+    rewritten = sum(sum(m) for m in merges)
+    # geometric merging of ~1,200 small rows: each row merged about log2(1,200/8) times, plus
+    # at most one merge into a large batch once the small ones grew to half its size
+    assert rewritten <= 12 * small + 2 * sum(large), (rewritten, merges[:10])
+    assert not any(max(m) >= 700 and min(m) * 2 < max(m) for m in merges), merges
+    want = _summed((a, b, (clock.epoch - 1,), d) for a, b, _, d in inserted)
+    got = trace.compacted_rows()
+    assert _summed(zip(got.cols[0].tolist(), got.cols[1].tolist(),
+                       map(tuple, got.times.tolist()), got.diffs.tolist())) == want
