@@ -14,7 +14,7 @@ from ..collection import Collection
 from ..errors import DataflowError
 from .nodes import (Aggregate, Distinct, Filter, Fix, Join, Node, Project, Ref, Scan, SemiJoin,
                     SetOp, TopK)
-from .values import NULL, Bool, Int, box, box_row, isnull, unbox, unbox_row
+from .values import NULL, Bool, Int, box, box_row, isnull, key_form, unbox, unbox_row
 
 __all__ = ["Lowering", "MARK"]
 
@@ -106,7 +106,7 @@ class Lowering:
 
         def keyed(r):
             r = _rec(r)
-            k = tuple(r[i] for i in keys)
+            k = tuple(key_form(r[i]) for i in keys)
             return [] if any(map(isnull, k)) else [k + r]
         return coll.flat_map(keyed, name=self._name(what))
 
@@ -117,7 +117,7 @@ class Lowering:
 
         def key(r):
             r = _rec(r)
-            k = tuple(r[i] for i in keys)
+            k = tuple(key_form(r[i]) for i in keys)
             return [] if any(map(isnull, k)) else [k]
         return coll.flat_map(key, name=self._name(what)).distinct()
 

@@ -6,8 +6,8 @@ NULL in one batch and none in the next would do exactly that.  So a plan's colle
 hold every number as :class:`Int` / :class:`Float` (subclasses of ``int`` / ``float``: they compare,
 hash and print as the plain number), booleans as :class:`Bool`, strings as they are, and
 SQL's NULL as ``None``.  Every column is then of the object kind in every
-batch, NULL or not, and equal numbers intern to one code (``Int(3)`` and ``Float(3.0)`` join,
-as in SQL).  Expressions evaluate on plain Python values (``None`` for NULL): :func:`unbox_row`
+batch, NULL or not; a join key is compared in :func:`key_form` (``Int(3)`` and
+``Float(3.0)`` join, as in SQL).  Expressions evaluate on plain Python values (``None`` for NULL): :func:`unbox_row`
 on the way in, :func:`box_row` on the way out.
 
 An input column that holds NULLs beside numbers must be given boxed rows
@@ -16,8 +16,8 @@ of plain ints, floats or strings, or strings with ``None``, is boxed by the plan
 """
 from __future__ import annotations
 
-__all__ = ["NULL", "isnull", "Int", "Float", "Bool", "box", "unbox", "box_row", "unbox_row",
-           "plain"]
+__all__ = ["NULL", "isnull", "Int", "Float", "Bool", "box", "key_form", "unbox", "box_row",
+           "unbox_row", "plain"]
 
 
 #: SQL's NULL in a plan's columns: ``None`` (an object column keeps one code for it)
@@ -39,18 +39,40 @@ class Int(int):
 
 
 class Float(float):
-    """A float in a plan's column (prints and compares as the plain float)."""
+    """A float in a plan's column (prints and orders as the plain float).  Equal only to
+    another Float: the interner must not give ``Float(3.0)`` the code of ``Int(3)``, or the
+    column would decode with both classes (which the engine refuses as mixed types); join
+    keys are made to meet across the two by :func:`key_form`."""
 
     __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is Float and float(self) == float(other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(("Float", float(self)))
 
     def __reduce__(self):
         return (Float, (float(self),))
 
 
 class Bool(int):
-    """A boolean in a plan's column (``bool`` cannot be subclassed); prints true/false."""
+    """A boolean in a plan's column (``bool`` cannot be subclassed); prints true/false.
+    Equal only to another Bool (as :class:`Float`, for the interner)."""
 
     __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is Bool and int(self) == int(other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash(("Bool", int(self)))
 
     def __repr__(self) -> str:
         return "true" if self else "false"
@@ -88,6 +110,13 @@ def unbox(value):
         return float(value)
     if t is Bool:
         return bool(value)
+    return value
+
+
+def key_form(value):
+    """A stored value as a join key: a whole Float as the Int it equals (SQL's ``1 = 1.0``)."""
+    if type(value) is Float and float(value).is_integer() and abs(value) < 2 ** 63:
+        return Int(int(value))
     return value
 
 

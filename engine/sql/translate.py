@@ -431,7 +431,7 @@ class Translator:
         for g in group_exprs:
             if isinstance(g, exp.Literal) and not g.is_string:
                 raise self.refuse(g, "GROUP BY a position")
-        calls, args = [], []
+        calls = []
         for node in [i for i in items] + ([having.this] if having is not None else []):
             for a in _aggregates(node):
                 if any(a == c for c in calls):

@@ -35,7 +35,8 @@ class Pair:
         self.view = self.q.result.view()
         self.duck = duckdb.connect()
         for t, cols in schemas.items():
-            self.duck.execute(f"CREATE TABLE {t} ({', '.join(c + ' ' + typ for c, typ in cols_typed(cols))})")
+            typed = ", ".join(f"{c} {typ}" for c, typ in cols_typed(cols))
+            self.duck.execute(f"CREATE TABLE {t} ({typed})")
         self.contents = {t: Counter() for t in schemas}
         self.duck_query = sqlglot.transpile(query, read="spark", write="duckdb")[0]
 
@@ -62,10 +63,12 @@ class Pair:
     def theirs(self) -> Counter:
         return as_bag(self.duck.execute(self.duck_query).fetchall())
 
-    def check(self, where: str = ""):
+    def check(self, where: str = "") -> Counter:
+        """Assert the view equals DuckDB's answer; returns the answer."""
         ours, theirs = self.ours(), self.theirs()
         assert ours == theirs, (f"{where}\n{self.query}\nonly ddlab: {ours - theirs}\n"
                                 f"only DuckDB: {theirs - ours}")
+        return theirs
 
 
 def cols_typed(cols):
