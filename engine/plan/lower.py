@@ -273,7 +273,8 @@ class Lowering:
         return done[node.result]
 
     def _build_loop(self, group) -> dict:
-        seeds = {n: self.lower(s).distinct(name=self._name(f"{n} seed"))
+        seeds = {n: self.lower(s).distinct(name=self._name(f"{n} seed")) if s is not None
+                 else self.unit().filter(lambda r: False, name=self._name(f"{n} seed (empty)"))
                  for n, s in group.seeds.items()}
         loop = self.flow.loop(self._name("recursive " + ", ".join(group.seeds)).strip())
         self.loops.append(loop.scope.path)
@@ -281,13 +282,13 @@ class Lowering:
         self._context, self._vars = group, dict(outer_vars)
         try:
             for n, seed in seeds.items():
-                self._vars[n] = loop.variable(seed.rename(*group.seeds[n].columns))
+                self._vars[n] = loop.variable(seed.rename(*group.columns[n]))
             results = {}
             for n, step in group.steps.items():
                 body = self.lower(step) if step is not None else self._vars[n]
                 results[n] = self._vars[n].set(body.concat(seeds[n]).distinct(
                     name=self._name(f"{n}")))
-            return {n: loop.leave(r).rename(*group.seeds[n].columns) for n, r in results.items()}
+            return {n: loop.leave(r).rename(*group.columns[n]) for n, r in results.items()}
         finally:
             self._context, self._vars = outer, outer_vars
 

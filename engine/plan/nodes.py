@@ -245,13 +245,13 @@ class Ref(Node):
 
 
 class FixGroup:
-    """Mutually recursive relations: ``seeds[n]`` (no :class:`Ref`) and ``steps[n]`` (may
-    read any relation of the group through :class:`Ref`); each relation is the least set
-    with ``r = distinct(seed ∪ step(r...))``.  Lowered as one engine loop, one variable per
-    relation."""
+    """Mutually recursive relations: ``seeds[n]`` (no :class:`Ref`; None: empty) and
+    ``steps[n]`` (may read any relation of the group through :class:`Ref`); each relation is
+    the least set with ``r = distinct(seed ∪ step(r...))``, its fields named ``columns[n]``.
+    Lowered as one engine loop, one variable per relation."""
 
-    def __init__(self, seeds: dict, steps: dict):
-        self.seeds, self.steps = dict(seeds), dict(steps)
+    def __init__(self, seeds: dict, steps: dict, columns: dict):
+        self.seeds, self.steps, self.columns = dict(seeds), dict(steps), dict(columns)
 
 
 @dataclass(eq=False)
@@ -263,11 +263,11 @@ class Fix(Node):
 
     @property
     def columns(self):
-        return self.group.seeds[self.result].columns
+        return self.group.columns[self.result]
 
     @property
     def inputs(self):
-        return tuple(self.group.seeds.values()) + tuple(
+        return tuple(s for s in self.group.seeds.values() if s is not None) + tuple(
             s for s in self.group.steps.values() if s is not None)
 
     def describe(self):

@@ -130,13 +130,18 @@ class Translator:
         seeds, columns = {}, {}
         for name, cte in zip(group, ctes):
             base = [t for t in terms[name] if not _reads(t, group)]
-            if not base:
-                raise self.error(cte, f"recursive CTE {cte.alias_or_name} has no term that "
-                                      "does not read the recursive CTEs (its seed)")
+            if not base:  # no seed of its own (fed by the others): its names are needed
+                cols = [c.name.lower() for c in (cte.args["alias"].columns or [])]
+                if not cols:
+                    raise self.error(cte, f"recursive CTE {cte.alias_or_name} reads the "
+                                          "recursive CTEs in every term: name its columns, "
+                                          f"{cte.alias_or_name}(a, b, ...)")
+                seeds[name], columns[name] = None, cols
+                continue
             plan = self._union_all_distinct([self.query(t) for t in base])
             plan = self._cte_plan(cte, plan)
             seeds[name], columns[name] = plan, plan.columns
-        fixgroup = FixGroup(seeds, {})
+        fixgroup = FixGroup(seeds, {}, columns)
         refs = {n: Ref(n, columns[n]) for n in group}
         self.ctes.append(dict(refs))
         try:

@@ -72,5 +72,5 @@ class Pair:
 
 
 def cols_typed(cols):
-    """Column types by name: ``s``-prefixed columns are strings, the rest integers."""
-    return [(c, "VARCHAR" if c.startswith("s") else "BIGINT") for c in cols]
+    """Column types by name: ``s`` and ``s_...`` are strings, the rest integers."""
+    return [(c, "VARCHAR" if c == "s" or c.startswith("s_") else "BIGINT") for c in cols]
