@@ -75,16 +75,28 @@ def sql(text: str, inputs: dict, *, dialect: str = "spark", name: str = "sql") -
     flow = next(iter(flows.values()))
     lowering = Lowering(flow, {k: inputs[k] for k in tr.used}, prefix=f"{name}: ")
     result = lowering.lower(plan)
-    return SqlQuery(text, plan, lowering, result, flow)
+    return SqlQuery(text, plan, lowering, result, flow, name)
 
 
 class SqlQuery:
     """A maintained query: ``result`` (the collection), ``plan``, :meth:`explain`,
-    ``loops`` (the engine loops of its recursive CTEs)."""
+    ``loops`` (the engine loops of its recursive CTEs).  ``query[name]`` is ``result``
+    too (``name`` as given to :func:`sql`): how ``%%dd sql NAME`` reads it."""
 
-    def __init__(self, text, plan, lowering, result, flow):
+    def __init__(self, text, plan, lowering, result, flow, name="sql"):
         self.text, self.plan, self.result, self.flow = text, plan, result, flow
+        self.name = name
         self._lowering = lowering
+
+    def __getitem__(self, name: str) -> Collection:
+        if name != self.name:
+            raise KeyError(f"this query is named {self.name!r}, not {name!r}")
+        return self.result
+
+    @property
+    def used(self) -> list:
+        """The input names the query reads."""
+        return sorted(self._lowering.inputs)
 
     @property
     def columns(self) -> list:
