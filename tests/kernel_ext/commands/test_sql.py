@@ -81,3 +81,17 @@ def test_explain_refuses_a_collection_without_a_plan(ip):
     with pytest.raises(UsageError) as info:
         dd(ip, "explain emp")
     assert "no plan" in str(info.value)
+
+
+def test_a_global_aggregate_cell_over_stepped_rows_has_its_row_at_once(ip):
+    """The aggregate's hidden one-row input is applied by the cell's first step."""
+    dd(ip, "input emp --columns name,dept,pay")
+    dd(ip, "insert emp [('ann', 'eng', 10), ('bob', 'ops', 5)]")
+    dd(ip, "step")
+    cell(ip, "sql totals", "SELECT COUNT(*) AS n, SUM(pay) AS total FROM emp")
+    assert _shown(ip, "totals") == Counter({(2, 15): 1})
+    dd(ip, "rebuild")
+    assert _shown(ip, "totals") == Counter({(2, 15): 1})
+    dd(ip, "remove emp [('ann', 'eng', 10), ('bob', 'ops', 5)]")
+    dd(ip, "step")
+    assert _shown(ip, "totals") == Counter({(0, None): 1})
