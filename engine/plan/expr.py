@@ -9,12 +9,14 @@ gives NULL except ``AND``/``OR`` (false AND NULL is false, true OR NULL is true)
 """
 from __future__ import annotations
 
+import functools
 import math
 import operator
+import re
 from dataclasses import dataclass
 
 __all__ = ["Expr", "Col", "Lit", "Binary", "Not", "Neg", "IsNull", "Case", "Coalesce", "Func",
-           "InList", "FUNCTIONS", "columns_used", "shift"]
+           "InList", "Like", "FUNCTIONS", "columns_used", "shift"]
 
 
 class Expr:
@@ -255,9 +257,11 @@ FUNCTIONS = {
     "TRIM": (str.strip, 1, 1),
     "SUBSTRING": (_substring, 2, 3),
     "CONCAT": (lambda *parts: "".join(map(str, parts)), 1, 99),
-    "LEAST": (min, 1, 99),
-    "GREATEST": (max, 1, 99),
 }
+
+#: functions that skip NULL arguments (NULL only when every argument is NULL), as Spark's
+#: and DuckDB's LEAST and GREATEST do
+SKIPPING_NULLS = {"LEAST": min, "GREATEST": max}
 
 
 @dataclass(frozen=True)
@@ -269,6 +273,10 @@ class Func(Expr):
 
     def eval(self, row):
         values = [a.eval(row) for a in self.args]
+        skipping = SKIPPING_NULLS.get(self.name)
+        if skipping is not None:
+            values = [v for v in values if v is not None]
+            return skipping(values) if values else None
         if any(v is None for v in values):
             return None
         return FUNCTIONS[self.name][0](*values)
@@ -278,6 +286,45 @@ class Func(Expr):
 
     def __str__(self):
         return f"{self.name}({', '.join(map(str, self.args))})"
+
+
+@dataclass(frozen=True)
+class Like(Expr):
+    """``arg [NOT] LIKE pattern`` (``%`` any run, ``_`` one character; ``insensitive``:
+    ILIKE); NULL if either side is NULL."""
+
+    arg: Expr
+    pattern: Expr
+    negated: bool = False
+    insensitive: bool = False
+
+    def eval(self, row):
+        a, p = self.arg.eval(row), self.pattern.eval(row)
+        if a is None or p is None:
+            return None
+        found = _like_regex(p, self.insensitive).fullmatch(a) is not None
+        return found != self.negated
+
+    def children(self):
+        return (self.arg, self.pattern)
+
+    def __str__(self):
+        return (f"{self.arg} {'NOT ' if self.negated else ''}"
+                f"{'ILIKE' if self.insensitive else 'LIKE'} {self.pattern}")
+
+
+@functools.lru_cache(maxsize=256)
+def _like_regex(pattern: str, insensitive: bool):
+    out, i = [], 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\" and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if ch == "%" else "." if ch == "_" else re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.DOTALL | (re.IGNORECASE if insensitive else 0))
 
 
 def columns_used(expr: Expr) -> set:
@@ -313,4 +360,7 @@ def shift(expr: Expr, mapping) -> Expr:
                       expr.negated)
     if isinstance(expr, Func):
         return Func(expr.name, tuple(shift(a, mapping) for a in expr.args))
+    if isinstance(expr, Like):
+        return Like(shift(expr.arg, mapping), shift(expr.pattern, mapping), expr.negated,
+                    expr.insensitive)
     raise TypeError(f"unknown expression {expr!r}")

@@ -459,6 +459,8 @@ class Translator:
                 raise self.refuse(a, "an aggregate inside an aggregate")
             pre.append(self.expr(target, scope))
             aggcalls.append(AggCall(func, len(pre) - 1, distinct))
+        if not pre:  # COUNT(*) alone: one constant field keeps every record non-empty
+            pre.append(E.Lit(1))
         ng = len(group_exprs)
         pre_names = [f"g{i}" for i in range(ng)] + [f"a{i}" for i in range(len(pre) - ng)]
         plan = Project(plan, pre, pre_names)
@@ -583,6 +585,12 @@ class Translator:
             return E.Binary(op, sub(node.this), sub(node.expression))
         if isinstance(node, exp.Not):
             return E.Not(sub(node.this))
+        if isinstance(node, (exp.Like, exp.ILike)):
+            if node.args.get("escape"):
+                raise self.refuse(node, "LIKE ... ESCAPE")
+            return E.Like(sub(node.this), sub(node.expression),
+                          negated=bool(node.args.get("negate")),
+                          insensitive=isinstance(node, exp.ILike))
         if isinstance(node, exp.Neg):
             return E.Neg(sub(node.this))
         if isinstance(node, exp.Is):

@@ -54,6 +54,8 @@ class Query:
                     f"ELSE {self.num(cols, depth + 1)} END")
         if choice == 6:
             return f"CASE WHEN {self.pred(cols, depth + 1)} THEN {self.num(cols, depth + 1)} END"
+        if r.random() < 0.5:
+            return f"{r.choice(['GREATEST', 'LEAST'])}({self.num(cols, depth + 1)}, {self.num(cols, depth + 1)})"
         return f"ABS({self.num(cols, depth + 1)})"
 
     def pred(self, cols, depth=0):
@@ -99,6 +101,8 @@ class Query:
             parts.append(self.pred(ints))
         if r.random() < 0.3:
             parts.append(f"{r.choice(strs)} {r.choice(['=', '<>'])} '{r.choice('xy')}'")
+        if r.random() < 0.15:
+            parts.append(f"{r.choice(strs)} {r.choice(['', 'NOT '])}LIKE '{r.choice(['x%', '_', '%z'])}'")
         if r.random() < 0.3:
             parts.append(self.subquery_pred(ints))
         return f" WHERE {' AND '.join(parts)}" if parts else ""
