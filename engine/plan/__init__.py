@@ -12,8 +12,10 @@ from .values import NULL, box_row, plain
 __all__ = ["Expr", "Node", "Lowering", "walk", "NULL", "box_row", "plain", "explain"]
 
 
-def explain(node: Node, operators: dict | None = None, indent: str = "") -> str:
-    """The plan as an indented tree, each node followed by the operators it became."""
+def explain(node: Node, operators: dict | None = None, indent: str = "",
+            fused: set | None = None) -> str:
+    """The plan as an indented tree, each node followed by the operators it became (a node
+    in ``fused``, ids, was composed into the row-wise operator of the node reading it)."""
     lines: list = []
     seen: set = set()
 
@@ -24,8 +26,11 @@ def explain(node: Node, operators: dict | None = None, indent: str = "") -> str:
             return
         seen.add(id(n))
         ops = (operators or {}).get(id(n))
-        lines.append(f"{pad}{n.describe()}  -> {', '.join(ops)}" if ops else
-                     f"{pad}{n.describe()}")
+        if fused and id(n) in fused and not ops:
+            lines.append(f"{pad}{n.describe()}  (fused into the operator reading it)")
+        else:
+            lines.append(f"{pad}{n.describe()}  -> {', '.join(ops)}" if ops else
+                         f"{pad}{n.describe()}")
         for child in n.inputs:
             visit(child, depth + 1)
     visit(node, 0)

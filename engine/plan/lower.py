@@ -41,22 +41,72 @@ class Lowering:
         self._unit = None
         self._context = None  # the FixGroup whose loop is being built, and its variables
         self._vars: dict = {}
+        self._claimed: set = set()
+        self.fused: set = set()  # ids of nodes composed into the operator that reads them
 
     # -- entry -----------------------------------------------------------------------------
     def lower(self, node: Node) -> Collection:
-        ctx = id(self._context) if self._context is not None and self._reads_refs(node) else None
-        key = (id(node), ctx)
+        key = self._key(node)
         got = self._memo.get(key)
         if got is not None:
             return got
-        for child in node.inputs if not isinstance(node, Fix) else ():
-            self.lower(child)
         start = len(self.flow.operators)
         out = getattr(self, "_" + type(node).__name__.lower())(node)
-        self.operators.setdefault(id(node), []).extend(
-            op.label for op in self.flow.operators[start:])
+        # the operators built here, less those a nested lower() claimed for its node
+        own = [op for op in self.flow.operators[start:] if op.id not in self._claimed]
+        self._claimed.update(op.id for op in own)
+        self.operators.setdefault(id(node), []).extend(op.label for op in own)
         self._memo[key] = out
         return out
+
+    def _key(self, node):
+        ctx = id(self._context) if self._context is not None and self._reads_refs(node) else None
+        return (id(node), ctx)
+
+    def rows(self, node: Node):
+        """``(collection, fn)``: ``node``'s records are ``fn(record)`` (a stored tuple, or
+        None for no record) of ``collection``'s records; ``fn`` None: they are the records
+        themselves.  Scans, filters and projections are not built on their own but composed
+        into the row-wise operator that reads them (one ``flat_map`` where there would be a
+        chain of maps); :attr:`fused` lists them."""
+        got = self._memo.get(self._key(node))
+        if got is not None:
+            return got, None
+        if isinstance(node, Scan):
+            source = self.inputs.get(node.source)
+            if source is None:
+                raise DataflowError(f"no input {node.source!r} was given")
+            self.fused.add(id(node))
+            return source, box_row
+        if isinstance(node, Filter):
+            base, f = self.rows(node.child)
+            pred = node.predicate
+            self.fused.add(id(node))
+
+            def keep(r, f=f):
+                x = f(r) if f is not None else _rec(r)
+                return x if x is not None and pred.eval(unbox_row(x)) is True else None
+            return base, keep
+        if isinstance(node, Project):
+            base, f = self.rows(node.child)
+            exprs = tuple(node.exprs)
+            self.fused.add(id(node))
+
+            def project(r, f=f):
+                x = f(r) if f is not None else _rec(r)
+                if x is None:
+                    return None
+                row = unbox_row(x)
+                return tuple(box(e.eval(row)) for e in exprs)
+            return base, project
+        return self.lower(node), None
+
+    def _materialize(self, node, what: str) -> Collection:
+        base, f = self.rows(node)
+        self.fused.discard(id(node))
+        if f is None:
+            return base
+        return base.flat_map(lambda r: _one(f(r)), name=self._name(what)).rename(*node.columns)
 
     def _reads_refs(self, node) -> bool:
         got = self._refs.get(id(node))
@@ -78,58 +128,52 @@ class Lowering:
 
     # -- nodes -----------------------------------------------------------------------------
     def _scan(self, node: Scan) -> Collection:
-        source = self.inputs.get(node.source)
-        if source is None:
-            raise DataflowError(f"no input {node.source!r} was given")
-        return source.map(box_row, name=self._name(f"scan {node.source}")).rename(*node.columns)
+        return self._materialize(node, f"scan {node.source}")
 
     def _filter(self, node: Filter) -> Collection:
-        pred = node.predicate
-        return self.lower(node.child).filter(lambda r: pred.eval(unbox_row(r)) is True,
-                                             name=self._name(f"where {pred}"))
+        return self._materialize(node, f"where {node.predicate}")
 
     def _project(self, node: Project) -> Collection:
-        exprs = tuple(node.exprs)
+        return self._materialize(node, "select")
 
-        def project(r):
-            row = unbox_row(r)
-            return tuple(box(e.eval(row)) for e in exprs)
-        return self.lower(node.child).map(project, name=self._name("select")).rename(
-            *node.columns)
-
-    def _keyed(self, coll: Collection, keys, what: str) -> Collection:
+    def _keyed(self, node, keys, what: str) -> Collection:
         """``(key fields..., record...)`` for the records whose keys hold no NULL (a NULL
         never equals anything); a constant key when there are none."""
+        base, f = self.rows(node)
         keys = tuple(keys)
-        if not keys:
-            return coll.map(lambda r: (ZERO,) + _rec(r), name=self._name(what))
 
         def keyed(r):
-            r = _rec(r)
+            r = f(r) if f is not None else _rec(r)
+            if r is None:
+                return ()
+            if not keys:
+                return ((ZERO,) + r,)
             k = tuple(key_form(r[i]) for i in keys)
-            return [] if any(map(isnull, k)) else [k + r]
-        return coll.flat_map(keyed, name=self._name(what))
+            return () if any(map(isnull, k)) else (k + r,)
+        return base.flat_map(keyed, name=self._name(what))
 
-    def _key_set(self, coll: Collection, keys, what: str) -> Collection:
+    def _key_set(self, node, keys, what: str) -> Collection:
+        base, f = self.rows(node)
         keys = tuple(keys)
-        if not keys:
-            return coll.map(lambda r: ZERO, name=self._name(what)).distinct()
 
         def key(r):
-            r = _rec(r)
+            r = f(r) if f is not None else _rec(r)
+            if r is None:
+                return ()
+            if not keys:
+                return (ZERO,)
             k = tuple(key_form(r[i]) for i in keys)
-            return [] if any(map(isnull, k)) else [k]
-        return coll.flat_map(key, name=self._name(what)).distinct()
+            return () if any(map(isnull, k)) else (k,)
+        return base.flat_map(key, name=self._name(what)).distinct()
 
     def _rows_in(self, coll: Collection, rows: Collection, width: int) -> Collection:
         """The records of ``coll`` (with their multiplicities) that are in the set ``rows``."""
         return coll.join(rows, key_columns=width, name=self._name("rows matched"))
 
     def _join(self, node: Join) -> Collection:
-        left, right = self.lower(node.left), self.lower(node.right)
         wl, wr, n = len(node.left.columns), len(node.right.columns), max(len(node.left_keys), 1)
-        lk = self._keyed(left, node.left_keys, "join keys (left)")
-        rk = self._keyed(right, node.right_keys, "join keys (right)")
+        lk = self._keyed(node.left, node.left_keys, "join keys (left)")
+        rk = self._keyed(node.right, node.right_keys, "join keys (right)")
         out = lk.join(rk, key_columns=n, select=tuple(range(n, n + wl + wr)),
                       name=self._name("join"))
         if node.residual is not None:
@@ -138,9 +182,11 @@ class Lowering:
                              name=self._name(f"on {res}"))
         parts = [out]
         if node.kind in ("left", "full"):
+            left = self.lower(node.left)
             matched = out.map(lambda r: r[:wl], name=self._name("left matched")).distinct()
             parts.append(self._unmatched(left, matched, wl, lambda r: _rec(r) + (NULL,) * wr))
         if node.kind in ("right", "full"):
+            right = self.lower(node.right)
             matched = out.map(lambda r: r[wl:], name=self._name("right matched")).distinct()
             parts.append(self._unmatched(right, matched, wr, lambda r: (NULL,) * wl + _rec(r)))
         if len(parts) > 1:
@@ -152,20 +198,21 @@ class Lowering:
         return side.concat(gone.negate()).map(pad, name=self._name("pad with NULL"))
 
     def _semijoin(self, node: SemiJoin) -> Collection:
-        left, right = self.lower(node.left), self.lower(node.right)
         wl, n = len(node.left.columns), max(len(node.left_keys), 1)
-        keys = self._key_set(right, node.right_keys, "subquery keys")
-        lk = self._keyed(left, node.left_keys, "keys")
+        keys = self._key_set(node.right, node.right_keys, "subquery keys")
+        lk = self._keyed(node.left, node.left_keys, "keys")
         semi = lk.join(keys, key_columns=n, select=tuple(range(n, n + wl)),
                        name=self._name("semi-join"))
         if not node.anti:
             return semi.rename(*node.columns)
+        left = self.lower(node.left)
         if not node.null_aware:
             return left.concat(semi.negate(), name=self._name("anti-join")).rename(*node.columns)
         # NOT IN: every row when the subquery is empty; none when it holds a NULL; otherwise
         # the rows with a non-NULL key not in it
         (col,) = node.right_keys
         (lcol,) = node.left_keys
+        right = self.lower(node.right)
         status = right.map(lambda r: (ZERO, Bool(isnull(_rec(r)[col]))),
                            name=self._name("NOT IN status")).concat(self.unit())
 
@@ -185,10 +232,9 @@ class Lowering:
         return all_rows.concat(some, name=self._name("NOT IN")).rename(*node.columns)
 
     def _aggregate(self, node: Aggregate) -> Collection:
-        child = self.lower(node.child)
         groups, aggs = tuple(node.groups), tuple(node.aggs)
         width = len(node.child.columns)
-        keyed = self._keyed_all(child, groups, "group keys")
+        keyed = self._keyed_all(node.child, groups, "group keys")
         if not groups:
             keyed = keyed.concat(self.unit().map(lambda r: (ZERO,) + (MARK,) * width))
         ng = max(len(groups), 1)
@@ -204,14 +250,18 @@ class Lowering:
             out = out.map(lambda r: r[1:], name=self._name("drop the constant key"))
         return out.rename(*node.columns)
 
-    def _keyed_all(self, coll, keys, what):
+    def _keyed_all(self, node, keys, what):
         """``(key fields..., record...)`` for every record (a NULL key is a group of its own,
         as GROUP BY and PARTITION BY want); a constant key when there are none."""
+        base, f = self.rows(node)
         keys = tuple(keys)
-        if not keys:
-            return coll.map(lambda r: (ZERO,) + _rec(r), name=self._name(what))
-        return coll.map(lambda r: tuple(_rec(r)[i] for i in keys) + _rec(r),
-                        name=self._name(what))
+
+        def keyed(r):
+            r = f(r) if f is not None else _rec(r)
+            if r is None:
+                return ()
+            return (((ZERO,) if not keys else tuple(r[i] for i in keys)) + r,)
+        return base.flat_map(keyed, name=self._name(what))
 
     def _distinct(self, node: Distinct) -> Collection:
         return self.lower(node.child).distinct(name=self._name("distinct"))
@@ -234,7 +284,6 @@ class Lowering:
         return out.rename(*node.columns)
 
     def _topk(self, node: TopK) -> Collection:
-        child = self.lower(node.child)
         part, order, k, ranked = tuple(node.partition), tuple(node.order), node.k, \
             node.rank_column is not None
         np_ = max(len(part), 1)
@@ -254,7 +303,7 @@ class Lowering:
                     out.append((row, take))
                 taken += take
             return out
-        keyed = self._keyed_all(child, part, "partition")
+        keyed = self._keyed_all(node.child, part, "partition")
         out = keyed.reduce(top, key_columns=np_, name=self._name(node.describe()))
         return out.map(lambda r: r[np_:], name=self._name("rows")).rename(*node.columns)
 
@@ -291,6 +340,10 @@ class Lowering:
             return {n: loop.leave(r).rename(*group.columns[n]) for n, r in results.items()}
         finally:
             self._context, self._vars = outer, outer_vars
+
+
+def _one(x):
+    return () if x is None else (x,)
 
 
 def _aggregate(call, rows):

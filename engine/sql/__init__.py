@@ -108,7 +108,8 @@ class SqlQuery:
 
     def explain(self) -> str:
         """The plan as a tree, each node with the engine operators it became."""
-        return explain_plan(self.plan, self._lowering.operators)
+        return explain_plan(self.plan, self._lowering.operators,
+                            fused=self._lowering.fused)
 
     def __repr__(self) -> str:
         return f"<SqlQuery {', '.join(self.columns)}; loops {', '.join(self.loops) or 'none'}>"
