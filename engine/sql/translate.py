@@ -432,12 +432,23 @@ class Translator:
 
     # -- GROUP BY ----------------------------------------------------------------------
     def _aggregate(self, sel, plan, scope, items, group, having):
-        group_exprs = list(group.expressions) if group is not None else []
-        for g in group_exprs:
-            if isinstance(g, exp.Literal) and not g.is_string:
-                raise self.refuse(g, "GROUP BY a position")
+        aliases = {i.alias.lower(): i.this for i in items if isinstance(i, exp.Alias)}
+        group_exprs = []
+        for g in list(group.expressions) if group is not None else []:
+            if isinstance(g, exp.Literal) and not g.is_string:  # GROUP BY 1: a select item
+                if not g.this.isdigit() or not 1 <= int(g.this) <= len(items):
+                    raise self.error(g, f"GROUP BY {g.this}: there are {len(items)} columns")
+                g = _unalias(items[int(g.this) - 1])
+            elif isinstance(g, exp.Column) and not g.table and g.name.lower() in aliases \
+                    and not scope.find(g.name, None):  # GROUP BY an alias (Spark's default)
+                g = aliases[g.name.lower()]
+            if _aggregates(g):
+                raise self.error(g, "GROUP BY an aggregate")
+            group_exprs.append(g)
+        self._aliases = aliases
         calls = []
-        for node in [i for i in items] + ([having.this] if having is not None else []):
+        having_nodes = [having.this] if having is not None else []
+        for node in [i for i in items] + having_nodes:
             for a in _aggregates(node):
                 if any(a == c for c in calls):
                     continue
@@ -485,6 +496,9 @@ class Translator:
             if node == a:
                 return E.Col(ng + i, a.sql())
         if isinstance(node, exp.Column):
+            alias = self._aliases.get(node.name.lower()) if not node.table else None
+            if alias is not None and not scope.find(node.name, None):  # HAVING n > 1
+                return self._post_agg(alias, group_exprs, calls, scope, ng)
             raise self.error(node, f"column {node.sql()} is neither grouped nor inside an "
                                    "aggregate")
         return self.expr(node, scope, lambda n: self._post_agg(n, group_exprs, calls, scope,

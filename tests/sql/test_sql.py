@@ -220,6 +220,10 @@ def test_duckdb_agrees_on_the_reach_query_text():
     "SELECT LOWER(s) AS l, LENGTH(s) AS n, SUBSTRING(s, 2, 2) AS sub, s || 'x' AS d FROM t",
     "SELECT CASE a WHEN 1 THEN 'one' WHEN 2 THEN 'two' ELSE 'many' END AS w, a % 2 AS m FROM t",
     "SELECT a FROM t UNION SELECT b FROM t ORDER BY 1 LIMIT 3",
+    # refused before: GROUP BY a position or an alias, HAVING an alias (Spark allows them)
+    "SELECT a AS x, COUNT(*) AS n FROM t GROUP BY 1 HAVING n > 1",
+    "SELECT a + 1 AS x, SUM(b) AS total FROM t GROUP BY x HAVING total IS NOT NULL",
+    "SELECT s, MAX(b) AS m FROM t GROUP BY s HAVING COUNT(*) >= 1 AND m > 1",
 ])
 def test_scalar_functions_and_shapes_equal_duckdb(query):
     pair = Pair({"t": ["a", "b", "s"]}, query)
