@@ -9,6 +9,7 @@ gives NULL except ``AND``/``OR`` (false AND NULL is false, true OR NULL is true)
 """
 from __future__ import annotations
 
+import datetime
 import functools
 import math
 import operator
@@ -247,6 +248,26 @@ def _substring(s, start, length=None):
     return s[begin:] if length is None else s[begin:begin + max(int(length), 0)]
 
 
+def _as_date(value):
+    """A date from a date or a datetime (the day part)."""
+    return value.date() if isinstance(value, datetime.datetime) else value
+
+
+def _to_date(value):
+    """TO_DATE without a format: a date, a datetime's day, or an ISO ``YYYY-MM-DD`` string."""
+    if isinstance(value, str):
+        return datetime.date.fromisoformat(value.strip()[:10])
+    return _as_date(value)
+
+
+def _date_add(value, days):
+    return _as_date(value) + datetime.timedelta(days=int(days))
+
+
+def _datediff(end, start):
+    return (_as_date(end) - _as_date(start)).days
+
+
 #: the scalar functions: name -> (Python function of non-NULL arguments, min args, max args);
 #: a NULL argument makes the result NULL
 FUNCTIONS = {
@@ -257,6 +278,12 @@ FUNCTIONS = {
     "TRIM": (str.strip, 1, 1),
     "SUBSTRING": (_substring, 2, 3),
     "CONCAT": (lambda *parts: "".join(map(str, parts)), 1, 99),
+    "YEAR": (lambda d: d.year, 1, 1),
+    "MONTH": (lambda d: d.month, 1, 1),
+    "DAY": (lambda d: d.day, 1, 1),
+    "DATE_ADD": (_date_add, 2, 2),
+    "TO_DATE": (_to_date, 1, 1),
+    "DATEDIFF": (_datediff, 2, 2),
 }
 
 #: functions that skip NULL arguments (NULL only when every argument is NULL), as Spark's

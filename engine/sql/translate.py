@@ -26,7 +26,10 @@ _BINARY = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*", exp.Div: "/", exp.Mod: "%",
 _AGGS = {exp.Count: "COUNT", exp.Sum: "SUM", exp.Min: "MIN", exp.Max: "MAX", exp.Avg: "AVG"}
 _FUNCS = {exp.Abs: "ABS", exp.Lower: "LOWER", exp.Upper: "UPPER", exp.Length: "LENGTH",
           exp.Trim: "TRIM", exp.Substring: "SUBSTRING", exp.Concat: "CONCAT",
-          exp.Least: "LEAST", exp.Greatest: "GREATEST"}
+          exp.Least: "LEAST", exp.Greatest: "GREATEST", exp.Year: "YEAR", exp.Month: "MONTH",
+          exp.Day: "DAY", exp.DayOfMonth: "DAY"}
+#: date arithmetic in days: sqlglot's node -> our function, its two arguments
+_DATE_OPS = {exp.TsOrDsAdd: "DATE_ADD", exp.DateAdd: "DATE_ADD", exp.DateDiff: "DATEDIFF"}
 
 
 class Scope:
@@ -634,6 +637,16 @@ class Translator:
             if node.args.get("query") is not None:
                 raise self.refuse(node, "IN (subquery) here (only as a WHERE conjunct)")
             return E.InList(sub(node.this), tuple(sub(v) for v in node.expressions))
+        if isinstance(node, exp.TsOrDsToDate):
+            if node.args.get("format") is not None:
+                raise self.refuse(node, "TO_DATE with a format")
+            return E.Func("TO_DATE", (sub(node.this),))
+        name = _DATE_OPS.get(type(node))
+        if name is not None:
+            unit = node.args.get("unit")
+            if unit is not None and unit.name.upper() not in ("DAY", "'DAY'"):
+                raise self.refuse(node, f"{name} in {unit.name}")
+            return E.Func(name, (sub(node.this), sub(node.expression)))
         name = _FUNCS.get(type(node))
         if name is not None:
             args = [a for a in [node.this, *node.expressions] if a is not None] \

@@ -3,6 +3,7 @@ Spark's dialect by sqlglot), evaluated from scratch; answers compared as multise
 with NULLs as ``None`` and numbers rounded (AVG's float sums differ in the last bits)."""
 from __future__ import annotations
 
+import datetime
 from collections import Counter
 
 import duckdb
@@ -13,6 +14,8 @@ from ddlab.engine.sql import box_row, plain, sql
 
 
 def norm(value):
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time(0):
+        return value.date()  # DuckDB's date + INTERVAL is a TIMESTAMP; Spark's DATE_ADD a DATE
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
@@ -72,5 +75,7 @@ class Pair:
 
 
 def cols_typed(cols):
-    """Column types by name: ``s`` and ``s_...`` are strings, the rest integers."""
-    return [(c, "VARCHAR" if c == "s" or c.startswith("s_") else "BIGINT") for c in cols]
+    """Column types by name: ``s`` and ``s_...`` are strings, ``d_...`` dates, the rest
+    integers."""
+    return [(c, "VARCHAR" if c == "s" or c.startswith("s_") else
+             "DATE" if c.startswith("d_") else "BIGINT") for c in cols]

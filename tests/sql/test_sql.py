@@ -234,3 +234,20 @@ def test_scalar_functions_and_shapes_equal_duckdb(query):
     pair.update("t", removes=[(1, 2, "Xyz")])
     pair.step()
     pair.check()
+
+
+def test_date_functions_equal_duckdb():
+    import datetime
+
+    day = datetime.date
+    query = ("SELECT id, YEAR(d_sent) AS y, MONTH(d_sent) AS m, DAY(d_sent) AS dd, "
+             "DATE_ADD(d_sent, 3) AS later, DATE_SUB(d_sent, 2) AS earlier, "
+             "DATEDIFF(d_read, d_sent) AS waited FROM msgs WHERE YEAR(d_sent) >= 2024")
+    pair = Pair({"msgs": ["id", "d_sent", "d_read"]}, query)
+    pair.update("msgs", [(1, day(2024, 2, 28), day(2024, 3, 2)), (2, day(2023, 12, 31), None),
+                         (3, None, day(2024, 1, 1)), (4, day(2024, 12, 31), day(2024, 12, 31))])
+    pair.step()
+    assert len(pair.check()) == 2
+    pair.update("msgs", removes=[(1, day(2024, 2, 28), day(2024, 3, 2))])
+    pair.step()
+    pair.check()
