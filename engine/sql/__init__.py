@@ -2,10 +2,23 @@
 by default), translates it to a logical plan (:mod:`ddlab.engine.plan`) and lowers the plan
 onto the inputs' flow; the result is an ordinary collection, kept up to date step by step.
 
-Values: every field of a SQL result is *boxed* (numbers print and compare as plain numbers;
-NULL is :data:`NULL`); see :mod:`ddlab.engine.plan.values` for why.  An input holding NULLs
-must be given boxed rows (``box_row``).  Results are multisets (SQL's bags): a maintained
-collection has no order, so ``ORDER BY`` matters only with ``LIMIT`` (a maintained top-k).
+The language: SELECT / FROM / WHERE; inner, LEFT, RIGHT and FULL joins; [NOT] EXISTS and
+[NOT] IN subqueries (correlated through equalities; NOT IN with SQL's NULL rules); GROUP BY
+(columns, expressions, positions, aliases) with COUNT, COUNT(DISTINCT), SUM, MIN, MAX, AVG;
+HAVING; DISTINCT; UNION [ALL], EXCEPT [ALL], INTERSECT [ALL]; arithmetic, comparisons,
+AND / OR / NOT with three-valued logic, IS [NOT] NULL, BETWEEN, IN (list), LIKE / ILIKE,
+CASE, IF, COALESCE, ABS, LOWER, UPPER, LENGTH, TRIM, SUBSTRING, CONCAT and ``||``, LEAST,
+GREATEST, YEAR, MONTH, DAY, DATE_ADD / DATE_SUB, DATEDIFF, TO_DATE; WITH and WITH RECURSIVE
+(mutually recursive CTEs share one engine loop; the recursion must be monotone and use
+UNION); ORDER BY ... LIMIT k (a maintained top-k) and ``ROW_NUMBER() OVER (PARTITION BY ...
+ORDER BY ...)`` read with ``rn <= k``.  Anything else raises :class:`SqlError` naming the
+construct, its line and column, before anything is built.  Division or remainder by zero
+gives NULL (Spark's non-ANSI rule).
+
+Values: every number of a SQL result is *boxed* (it prints and compares as the plain
+number); NULL is ``None``; see :mod:`ddlab.engine.plan.values` for why.  An input column
+holding NULLs beside numbers must be given boxed rows (``box_row``).  Results are multisets
+(SQL's bags): a maintained collection has no order, so ORDER BY matters only with LIMIT.
 """
 from __future__ import annotations
 
