@@ -251,3 +251,17 @@ def test_date_functions_equal_duckdb():
     pair.update("msgs", removes=[(1, day(2024, 2, 28), day(2024, 3, 2))])
     pair.step()
     pair.check()
+
+
+def test_why_through_a_recursive_cte_gives_the_path():
+    flow = Dataflow()
+    edges = flow.input("edges", columns=["src", "dst"])
+    q = sql(REACH, {"edges": edges})
+    view = q.result.view()
+    edges.insert([(0, 1), (1, 2), (2, 3), (5, 6), (0, 5)])
+    flow.step()
+    assert sorted(view.to_dict()) == [0, 1, 2, 3, 5, 6]
+    why = flow.why(q.result, 3)
+    assert why.verified
+    assert sorted(why.inputs["edges"].iloc[:, :2].values.tolist()) == [[0, 1], [1, 2], [2, 3]]
+    assert "Fix reach" in q.explain() and "Ref reach" in q.explain()
