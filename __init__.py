@@ -14,8 +14,9 @@ from ddlab.engine import __all__ as _engine_all
 import ddlab.algorithms as algorithms  # noqa: F401  (after the engine: it builds on it)
 import ddlab.lattice as lattice  # noqa: F401
 from ddlab.engine.rules import rules  # noqa: F401  (ddlab.rules(text, inputs): Datalog rules)
+from ddlab.engine.sql import sql  # noqa: F401  (ddlab.sql(text, inputs): a maintained SQL query)
 
-__all__ = sorted(set(_engine_all) | {"algorithms", "lattice", "rules", "__version__"})
+__all__ = sorted(set(_engine_all) | {"algorithms", "lattice", "rules", "sql", "__version__"})
 del _engine_all
 
 

@@ -16,6 +16,7 @@ WORKLOADS = {
     "demo-start": "benchmarks.explore_workload:run_start",
     "soak": "benchmarks.soak:run",
     "rules": "benchmarks.rules_workload:run",
+    "sql": "benchmarks.sql_workload:run",
     "why": "benchmarks.why_workload:run",
     "kernels": "benchmarks.kernels_workload:run",
     "ipc": "benchmarks.ipc_workload:run",

@@ -58,7 +58,9 @@ class Interner:
         arr = np.empty(len(values), dtype=object)
         arr[:] = list(values) if not isinstance(values, np.ndarray) else values
         local, uniques = pd.factorize(arr, use_na_sentinel=False)
-        return self.intern_unique(list(uniques))[local]
+        # factorize reads None as a NaN, a new float each call (NaN != NaN): keep None
+        uniques = [None if type(u) is float and u != u else u for u in uniques]
+        return self.intern_unique(uniques)[local]
 
     def code(self, value) -> int | None:
         """The code of ``value`` if it was ever interned, else ``None`` (never adds one: a

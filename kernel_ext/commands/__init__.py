@@ -7,7 +7,8 @@
 - :mod:`.why`: ``%dd why``, ``why-loop``, ``why-cost`` (explanations, ``ddlab.engine.why``);
 - :mod:`.checkpoint`: ``%dd save`` and ``%dd load`` (a whole session on disk and back);
 - :mod:`.manage`: ``%dd status``, ``drop``, ``rebuild``, ``reset`` (the session itself);
-- :mod:`.rules`: the cell ``%%dd rules`` (Datalog rules, compiled by ``ddlab.rules``).
+- :mod:`.rules`: the cell ``%%dd rules`` (Datalog rules, compiled by ``ddlab.rules``);
+- :mod:`.sql`: the cell ``%%dd sql NAME`` (a maintained SQL query) and ``%dd explain``.
 
 A command is a function ``(magics, line, ns)`` with an argparse parser attached by IPython's
 ``@magic_arguments(name="dd WORD")`` (``--help`` prints it); it returns a result object from
@@ -30,7 +31,7 @@ import textwrap
 __all__ = ["COMMANDS", "CELL_COMMANDS", "DEFINE", "FAMILIES", "overview"]
 
 #: the overview's order of the families (modules); others follow in name order
-FAMILIES = ("declare", "rules", "stepping", "inspect", "explore", "why", "checkpoint", "manage")
+FAMILIES = ("declare", "rules", "sql", "stepping", "inspect", "explore", "why", "checkpoint", "manage")
 
 
 def _discover(prefix: str = "dd ") -> dict:
