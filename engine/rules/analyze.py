@@ -7,12 +7,13 @@ the strata: a component with a cycle becomes one loop of the engine.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Negation, Negative, Program, Rule,
                   Var, Wildcard, variables)
 from .errors import (AggregateError, ArityError, RulesTypeError, UnknownRelationError,
                      UnsafeRuleError, UnstratifiableError)
+from .normalize import is_fresh, normalize
 from .parse import closest
 
 __all__ = ["Relation", "Stratum", "Analysis", "analyze", "AGGREGATES", "MONOTONE"]
@@ -77,6 +78,7 @@ def analyze(program: Program, available: dict) -> Analysis:
     """Check ``program`` against the collections ``available`` (name -> field names, or None
     when unknown) and stratify it.  Raises a :class:`~.errors.RulesError` subclass."""
     text = program.text
+    program.rules = [normalize(rule) for rule in program.rules]
     rels: dict[str, Relation] = {}
     first_use: dict[str, tuple] = {}
 
@@ -155,6 +157,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             rel.columns = list(cols)
         rel.source, rel.source_columns = source, picked
 
+    program.rules = [_floats(rule, rels) for rule in program.rules]
     # -- rules: arity, aggregates, safety, types ------------------------------------------
     for rule in program.rules:
         use(rule.head)
@@ -239,6 +242,25 @@ def _fill_columns(rel: Relation) -> None:
         rel.columns[j] = name
 
 
+def _floats(rule: Rule, rels: dict) -> Rule:
+    """``rule`` with every integer constant in a field declared ``float`` written as a float
+    (``u(0.5, 1).`` holds ``1.0``), so a column never mixes the two kinds."""
+    def fix(atom):
+        rel = rels.get(atom.relation)
+        if not rel or not rel.types or len(rel.types) != len(atom.args):
+            return atom
+        args = tuple(Const(float(a.value), a.pos) if t == "float" and isinstance(a, Const)
+                     and isinstance(a.value, int) else a for a, t in zip(atom.args, rel.types))
+        same = all(x is y for x, y in zip(args, atom.args))
+        return atom if same else replace(atom, args=args)
+    body = tuple(replace(lit, atom=fix(lit.atom)) if isinstance(lit, Negation) else
+                 fix(lit) if isinstance(lit, Atom) else lit for lit in rule.body)
+    head = fix(rule.head)
+    if head is rule.head and all(x is y for x, y in zip(body, rule.body)):
+        return rule
+    return replace(rule, head=head, body=body)
+
+
 def _check_head(rule: Rule, text: str) -> None:
     aggs = [a for a in rule.head.args if isinstance(a, Aggregate)]
     for a in rule.head.args:
@@ -294,17 +316,9 @@ def _check_safety(rule: Rule, text: str) -> None:
                               "add an atom such as node(x) that ranges over the values")
     bound, _ = _bindings(rule)
     for lit in rule.body:
-        if isinstance(lit, Atom):
-            for a in lit.args:
-                if not isinstance(a, (Var, Const, Wildcard)):
-                    raise UnsafeRuleError(
-                        f"expression {a} as an argument of {lit.relation}: atoms take "
-                        "variables, constants or _", text, lit.pos,
-                        f"bind it first: {lit.relation}(..., z, ...), z = {a}")
-    for lit in rule.body:
         if isinstance(lit, Negation):
             for v in _vars_with_pos(lit.atom):
-                if v.name not in bound:
+                if v.name not in bound and not is_fresh(v.name):
                     raise UnsafeRuleError(
                         f"variable {v.name} appears only under negation (!{lit.atom}), "
                         "so it ranges over everything", text, v.pos,
@@ -312,6 +326,14 @@ def _check_safety(rule: Rule, text: str) -> None:
                         "value will do")
         elif isinstance(lit, Comparison):
             for v in _vars_with_pos(lit):
+                if is_fresh(v.name):
+                    continue      # the expression's own variables are named instead
+                if v.name not in bound and lit.origin:
+                    raise UnsafeRuleError(
+                        f"variable {v.name} appears only in the expression {lit.right}, an "
+                        f"argument of {lit.origin}, so nothing gives it a value", text, v.pos,
+                        f"bind {v.name} in a positive atom of the body (an expression "
+                        "argument is computed from bound variables, never solved for them)")
                 if v.name not in bound:
                     raise UnsafeRuleError(
                         f"variable {v.name} appears only in a comparison ({lit})", text, v.pos,

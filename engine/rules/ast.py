@@ -132,6 +132,9 @@ class Comparison:
     left: object
     right: object
     pos: Pos = field(compare=False)
+    #: for an assignment the compiler wrote (an atom's expression argument bound to a fresh
+    #: variable), the atom as the person wrote it; error messages name it
+    origin: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return f"{self.left} {self.op} {self.right}"

@@ -370,14 +370,7 @@ class Compiler:
         plan.clear()
         atoms = [lit for lit in rule.body if isinstance(lit, Atom)]
         pending = [lit for lit in rule.body if not isinstance(lit, Atom)]
-        order = [atoms[0]]
-        bound = set(_vars_of(atoms[0]))
-        rest = atoms[1:]
-        while rest:
-            best = max(rest, key=lambda a: (len(set(_vars_of(a)) & bound), -rest.index(a)))
-            order.append(best)
-            rest.remove(best)
-            bound |= set(_vars_of(best))
+        order = _join_order(atoms, pending)
         first = order[0]
         b = self._atom_bindings(first, env)
         plan.append(f"scan {first}")
@@ -580,10 +573,12 @@ class Compiler:
             return self._made(b.coll.project(*order, name=self._name("head")))
         coll = self._defined(b, exprs, "defined")
         names = list(b.vars)
+        floats = [bool(rel.types) and rel.types[j] == "float" for j in range(len(exprs))]
 
         def make(*cols):
             env, n = dict(zip(names, cols)), len(cols[0])
-            return tuple(evaluate_columns(e, env, n)[0] for e in exprs)
+            return tuple(_as_float(evaluate_columns(e, env, n)[0]) if f else
+                         evaluate_columns(e, env, n)[0] for e, f in zip(exprs, floats))
         return self._made(coll.map_columns(self._in_words(make), name=self._name("head")))
 
     def _count_sum(self, rule, rel, b: _Bindings, plan) -> Collection:
@@ -620,6 +615,44 @@ class Compiler:
             back = [order.index(j) for j in range(arity)]
             reduced = self._made(reduced.project(*back, name=self._name("fields in order")))
         return reduced
+
+
+def _join_order(atoms: list, pending: list) -> list:
+    """Atoms in join order: first one whose variables need no computed value (a written
+    ``e(x + 1)`` has a fresh variable an assignment computes), then always the atom sharing
+    most variables with what is bound or computable from it."""
+    computed = {}
+    for lit in pending:
+        if isinstance(lit, Comparison) and lit.origin and isinstance(lit.left, Var):
+            computed[lit.left.name] = set(variables(lit.right))
+
+    def closure(bound):
+        grown = True
+        while grown:
+            grown = False
+            for var, needs in computed.items():
+                if var not in bound and needs <= bound:
+                    bound.add(var)
+                    grown = True
+        return bound
+
+    plain = [a for a in atoms if not set(_vars_of(a)) & set(computed)]
+    first = plain[0] if plain else atoms[0]
+    order, rest = [first], [a for a in atoms if a is not first]
+    bound = closure(set(_vars_of(first)))
+    while rest:
+        best = max(rest, key=lambda a: (len(set(_vars_of(a)) & bound), -rest.index(a)))
+        order.append(best)
+        rest.remove(best)
+        bound = closure(bound | set(_vars_of(best)))
+    return order
+
+
+def _as_float(values):
+    """A head field declared ``float``: integer results (``x + 1`` of an int column) as floats,
+    so the column never mixes the two kinds."""
+    arr = np.asarray(values)
+    return arr.astype(np.float64) if arr.dtype.kind in "iub" else arr
 
 
 def _vars_of(atom: Atom) -> list:

@@ -32,6 +32,7 @@ body: conjunction (";" conjunction)*
 conjunction: literal ("," literal)*
 ?literal: atom
         | "!" atom -> negation
+        | "!" "(" body ")" -> negated_group
         | expr COMPARE expr -> comparison
         | "(" body ")" -> group
 atom: NAME "(" [term ("," term)*] ")"

@@ -12,11 +12,12 @@ from functools import lru_cache
 from itertools import product
 
 from lark import Lark, Token, Transformer, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
+                             UnexpectedToken, VisitError)
 
 from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Decl, InputDirective, Negation,
                   Negative, OutputDirective, Pos, Program, Rule, Var, Wildcard)
-from .errors import RulesSyntaxError
+from .errors import RulesError, RulesSyntaxError
 from .grammar import GRAMMAR, TERMINAL_WORDS
 
 __all__ = ["parse"]
@@ -33,6 +34,9 @@ def _pos(item) -> Pos:
     meta = item.meta if hasattr(item, "meta") else item
     end = meta.end_column if getattr(meta, "end_line", None) == meta.line else None
     return Pos(meta.line, meta.column, end)
+
+
+_OPPOSITE = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 
 
 class _Conj(tuple):
@@ -96,6 +100,26 @@ class _Build(Transformer):
 
     def group(self, meta, children):
         return children[0]
+
+    def negated_group(self, meta, children):
+        """``!(a(x) ; b(x))`` is ``!a(x), !b(x)`` (De Morgan); a comparison negates to its
+        opposite.  A negated conjunction has no such form and is refused by name."""
+        out = []
+        for alt in children[0]:
+            if len(alt) != 1:
+                raise RulesSyntaxError(
+                    f"negation of a conjunction, !({', '.join(map(str, alt))}), is not "
+                    "supported", self.text, _pos(meta),
+                    "give the conjunction its own relation over the variables it shares with "
+                    "the rule, and negate that: both(x) :- a(x), b(x).  ... !both(x)")
+            (lit,) = alt
+            if isinstance(lit, Atom):
+                out.append(Negation(lit, lit.pos))
+            elif isinstance(lit, Negation):
+                out.append(lit.atom)
+            else:
+                out.append(Comparison(_OPPOSITE[lit.op], lit.left, lit.right, lit.pos))
+        return _Conj([tuple(out)])
 
     def conjunction(self, meta, children):
         # each literal is a plain literal or a nested body (alternatives): distribute
@@ -170,7 +194,12 @@ def parse(text: str) -> Program:
         tree = parser.parse(text)
     except UnexpectedInput as err:
         raise _syntax_error(err, text, parser) from None
-    return _Build(text).transform(tree)
+    try:
+        return _Build(text).transform(tree)
+    except VisitError as err:        # lark wraps what a transformer method raises
+        if isinstance(err.orig_exc, RulesError):
+            raise err.orig_exc from None
+        raise
 
 
 def _describe_expected(names, parser) -> str:
