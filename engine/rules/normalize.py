@@ -9,6 +9,10 @@ comparisons and assignments.
   in a program, so they never clash).  For a positive atom the assignment is an equality test
   once the atom is matched, or binds the variable first so the atom is joined on it; for a
   negated atom it computes the key the antijoin looks up.
+- In the body of a ``count``/``sum`` rule, every ``_`` of a positive atom becomes a fresh
+  variable: the aggregate ranges over the rule's distinct bindings, so with the wildcards
+  named it counts every combination of matched tuples, as Soufflé's ``count : { ... }`` does
+  (``c(count()) :- a(_, _).`` is the number of tuples of ``a``, not 1).
 """
 from __future__ import annotations
 
@@ -25,7 +29,30 @@ def is_fresh(name: str) -> bool:
 
 
 def normalize(rule: Rule) -> Rule:
-    """``rule`` with every expression argument of a body atom bound to a fresh variable."""
+    """``rule`` with every expression argument of a body atom bound to a fresh variable (and,
+    for a count/sum rule, every ``_`` of a positive atom named)."""
+    return _name_wildcards(_flatten(rule))
+
+
+def _name_wildcards(rule: Rule) -> Rule:
+    agg = rule.aggregate
+    if not agg or agg[1].func not in ("count", "sum"):
+        return rule
+    body, k = [], 0
+    for lit in rule.body:
+        if isinstance(lit, Atom) and any(isinstance(a, Wildcard) for a in lit.args):
+            args = []
+            for a in lit.args:
+                if isinstance(a, Wildcard):
+                    k += 1
+                    a = Var(f"$_{k}", a.pos)
+                args.append(a)
+            lit = replace(lit, args=tuple(args))
+        body.append(lit)
+    return replace(rule, body=tuple(body)) if k else rule
+
+
+def _flatten(rule: Rule) -> Rule:
     body, counter = [], [0]
     for lit in rule.body:
         atom = lit.atom if isinstance(lit, Negation) else lit
