@@ -30,10 +30,11 @@ Modules: :mod:`.grammar` (lark), :mod:`.parse`, :mod:`.ast`, :mod:`.analyze` (ch
 strata), :mod:`.compile` (operators), :mod:`.program` (the entry point), :mod:`.errors`.
 """
 from .errors import (AggregateError, ArityError, RulesError, RulesRuntimeTypeError,
-                     RulesSyntaxError, RulesTypeError, UnknownRelationError, UnsafeRuleError,
-                     UnstratifiableError)
+                     RulesSyntaxError, RulesTypeError, UnknownFunctorError, UnknownRelationError,
+                     UnsafeRuleError, UnstratifiableError, UnsupportedError)
 from .program import ON_LIMIT, RulesProgram, check, rules
 
 __all__ = ["rules", "check", "RulesProgram", "ON_LIMIT", "RulesError", "RulesSyntaxError",
            "UnknownRelationError", "ArityError", "UnsafeRuleError", "UnstratifiableError",
-           "AggregateError", "RulesTypeError", "RulesRuntimeTypeError"]
+           "AggregateError", "RulesTypeError", "RulesRuntimeTypeError", "UnknownFunctorError",
+           "UnsupportedError"]

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Negation, Negative, Program, Rule,
+from .ast import (Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Negative, Program, Rule,
                   Var, Wildcard, variables)
-from .errors import (AggregateError, ArityError, RulesTypeError, UnknownRelationError,
-                     UnsafeRuleError, UnstratifiableError)
-from .normalize import is_fresh, normalize
+from .errors import (AggregateError, ArityError, RulesTypeError, UnknownFunctorError,
+                     UnknownRelationError, UnsafeRuleError, UnstratifiableError,
+                     UnsupportedError)
+from .functors import FUNCTORS, REFUSED
+from .normalize import expand_aggregates, is_fresh, normalize
 from .parse import closest
 
 __all__ = ["Relation", "Stratum", "Analysis", "analyze", "AGGREGATES", "MONOTONE"]
@@ -78,7 +80,7 @@ def analyze(program: Program, available: dict) -> Analysis:
     """Check ``program`` against the collections ``available`` (name -> field names, or None
     when unknown) and stratify it.  Raises a :class:`~.errors.RulesError` subclass."""
     text = program.text
-    program.rules = [normalize(rule) for rule in program.rules]
+    program.rules = [normalize(rule) for rule in expand_aggregates(program.rules, text)]
     rels: dict[str, Relation] = {}
     first_use: dict[str, tuple] = {}
 
@@ -167,6 +169,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             elif isinstance(lit, Negation):
                 use(lit.atom)
         _check_head(rule, text)
+        _check_calls(rule, text)
         _check_safety(rule, text)
         rel = rels[rule.head.relation]
         if not rule.body:
@@ -201,7 +204,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             if name not in outputs:
                 outputs.append(name)
     if not program.outputs:
-        outputs = [r.name for r in rels.values() if r.derived]
+        outputs = [r.name for r in rels.values() if r.derived and not is_fresh(r.name)]
     return Analysis(program, rels, strata, outputs)
 
 
@@ -261,6 +264,68 @@ def _floats(rule: Rule, rels: dict) -> Rule:
     return replace(rule, head=head, body=body)
 
 
+_TYPE_NAMES = ("number", "unsigned", "float", "symbol")
+
+
+def _check_calls(rule: Rule, text: str) -> None:
+    """Every functor call names a functor and gives it its number of arguments."""
+    for node in _calls(rule):
+        if node.name == "as":
+            if len(node.args) != 2 or not isinstance(node.args[1], Var):
+                raise UnknownFunctorError(f"{node}: as takes an expression and a type",
+                                          text, node.pos, "as(x, number), as(s, symbol)")
+            continue
+        if any(isinstance(a, Wildcard) for a in node.args):
+            raise UnsafeRuleError(f"'_' as an argument of {node.name}: a functor needs values",
+                                  text, node.pos, "name a bound variable instead")
+        if node.name in REFUSED:
+            raise UnsupportedError(f"{node.name} is not supported", text, node.pos,
+                                   REFUSED[node.name])
+        if node.name not in FUNCTORS:
+            near = closest(node.name, FUNCTORS)
+            raise UnknownFunctorError(
+                f"unknown functor {node.name!r}", text, node.pos,
+                (f"did you mean {near!r}? " if near else "")
+                + f"functors: {', '.join(sorted(FUNCTORS))}, as(x, type)")
+        want = FUNCTORS[node.name][0]
+        if want is not None and want != len(node.args):
+            raise UnknownFunctorError(
+                f"{node.name} takes {want} argument{'s' if want != 1 else ''}, not "
+                f"{len(node.args)}", text, node.pos)
+
+
+def _calls(rule: Rule) -> list:
+    out = []
+
+    def walk(t):
+        if isinstance(t, Call):
+            out.append(t)
+            if t.name == "as":
+                walk(t.args[0])
+                return
+            for a in t.args:
+                walk(a)
+        elif isinstance(t, BinOp):
+            walk(t.left)
+            walk(t.right)
+        elif isinstance(t, Negative):
+            walk(t.operand)
+        elif isinstance(t, Aggregate) and t.arg is not None:
+            walk(t.arg)
+        elif isinstance(t, Atom):
+            for a in t.args:
+                walk(a)
+        elif isinstance(t, Negation):
+            walk(t.atom)
+        elif isinstance(t, Comparison):
+            walk(t.left)
+            walk(t.right)
+    walk(rule.head)
+    for lit in rule.body:
+        walk(lit)
+    return out
+
+
 def _check_head(rule: Rule, text: str) -> None:
     aggs = [a for a in rule.head.args if isinstance(a, Aggregate)]
     for a in rule.head.args:
@@ -309,11 +374,6 @@ def _bindings(rule: Rule) -> tuple[set, list]:
 
 
 def _check_safety(rule: Rule, text: str) -> None:
-    positive = [lit for lit in rule.body if isinstance(lit, Atom)]
-    if rule.body and not positive:
-        raise UnsafeRuleError(f"the rule for {rule.head.relation} has no positive atom in its "
-                              "body, so nothing binds its variables", text, rule.pos,
-                              "add an atom such as node(x) that ranges over the values")
     bound, _ = _bindings(rule)
     for lit in rule.body:
         if isinstance(lit, Negation):
@@ -359,6 +419,9 @@ def _vars_with_pos(node) -> list:
             walk(t.right)
         elif isinstance(t, Negative):
             walk(t.operand)
+        elif isinstance(t, Call):
+            for a in (t.args[:1] if t.name == "as" else t.args):     # as(x, type)
+                walk(a)
         elif isinstance(t, Aggregate):
             if t.arg is not None:
                 walk(t.arg)

@@ -23,7 +23,8 @@ from ddlab.engine.loops import Loop
 
 from .analyze import Analysis, Relation
 from .errors import RulesRuntimeTypeError
-from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Negation, Negative, Rule, Var,
+from . import functors
+from .ast import (Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Negative, Rule, Var,
                   Wildcard, variables)
 
 __all__ = ["Compiler", "evaluate_columns"]
@@ -48,9 +49,27 @@ def evaluate_columns(expr, columns: dict, n: int):
         a, ok_a = evaluate_columns(expr.left, columns, n)
         b, ok_b = evaluate_columns(expr.right, columns, n)
         try:
-            return _arithmetic(expr.op, a, b, _and(ok_a, ok_b))
+            if expr.op in ARITHMETIC:
+                return _arithmetic(expr.op, a, b, _and(ok_a, ok_b))
+            values, ok = functors.operate(expr.op, a, b)
+            return values, _and(_and(ok_a, ok_b), ok)
         except TypeError as err:     # e.g. a symbol plus a number
             raise _Mismatch(expr, a, b) from err
+    if isinstance(expr, Call):
+        if expr.name == "as":
+            values, ok = evaluate_columns(expr.args[0], columns, n)
+            cast, ok_c = functors.cast(values, expr.args[1].name)
+            return cast, _and(ok, ok_c)
+        args, ok = [], None
+        for a in expr.args:
+            values, ok_a = evaluate_columns(a, columns, n)
+            args.append(values)
+            ok = _and(ok, ok_a)
+        try:
+            values, ok_f = functors.call(expr.name, args)
+        except TypeError as err:
+            raise RulesFunctorError(expr, err) from err
+        return values, _and(ok, ok_f)
     raise DataflowError(f"cannot evaluate {expr}")  # pragma: no cover - the grammar has no other
 
 
@@ -78,6 +97,17 @@ def _arithmetic(op: str, a, b, ok):
     # Soufflé's C++ computes it), so -7.0 % 2 is -1.0 as -7 % 2 is -1; np.mod's floored
     # remainder (Python's) would give 1.0 for the float and -1 for the int
     return np.fmod(a, safe), ok
+
+
+ARITHMETIC = ("+", "-", "*", "/", "%")
+
+
+class RulesFunctorError(TypeError):
+    """A functor met values it does not take (``strlen`` of a number)."""
+
+    def __init__(self, node, err):
+        super().__init__(f"{node}: {err}")
+        self.node = node
 
 
 class _Mismatch(TypeError):
@@ -157,6 +187,7 @@ class Compiler:
         self.loops: list[str] = []
         self._paths: dict = {}
         self._empty = None
+        self._unit = None
         self._owner = None          # (rule index) or ("relation", name): who an op belongs to
 
     # -- naming and bookkeeping ----------------------------------------------------------
@@ -190,6 +221,8 @@ class Compiler:
                 return fn(*cols)
             except _Mismatch as err:
                 raise RulesRuntimeTypeError(err.message(), text, err.node.pos, hint) from None
+            except RulesFunctorError as err:
+                raise RulesRuntimeTypeError(str(err), text, err.node.pos, hint) from None
             except TypeError as err:
                 raise RulesRuntimeTypeError(f"r{rule.index} met values it cannot take: {err}",
                                             text, rule.pos, hint) from err
@@ -202,6 +235,14 @@ class Compiler:
         if self._empty is None:
             self._empty = self.flow.input(self._unique_input("empty"))
         return self._empty
+
+    def unit(self) -> Collection:
+        """A collection of one record (the binding of a rule whose body has no positive
+        atom: ``Satisfiable() :- !Inconsistent().``)."""
+        if self._unit is None:
+            self._unit = self.flow.input(self._unique_input("one binding"))
+            self._unit.insert([0])
+        return self._unit
 
     def _unique_input(self, what: str) -> str:
         base = f"{self.prefix}{what}"
@@ -371,11 +412,15 @@ class Compiler:
         atoms = [lit for lit in rule.body if isinstance(lit, Atom)]
         pending = [lit for lit in rule.body if not isinstance(lit, Atom)]
         order = _join_order(atoms, pending)
-        first = order[0]
-        b = self._atom_bindings(first, env)
-        plan.append(f"scan {first}")
+        if order:
+            first = order.pop(0)
+            b = self._atom_bindings(first, env)
+            plan.append(f"scan {first}")
+        else:        # a body of negations and tests alone: they filter the one empty binding
+            b = _Bindings(self.unit(), ["$unit"])
+            plan.append("start from one empty binding")
         b, pending = self._apply_ready(b, pending, plan, env)
-        for atom in order[1:]:
+        for atom in order:
             b = self._join(b, atom, env, plan)
             b, pending = self._apply_ready(b, pending, plan, env)
         assert not pending, f"unapplied literals {pending}"   # safety was checked
@@ -636,6 +681,8 @@ def _join_order(atoms: list, pending: list) -> list:
                     grown = True
         return bound
 
+    if not atoms:
+        return []
     plain = [a for a in atoms if not set(_vars_of(a)) & set(computed)]
     first = plain[0] if plain else atoms[0]
     order, rest = [first], [a for a in atoms if a is not first]
@@ -664,8 +711,9 @@ def _vars_of(atom: Atom) -> list:
 
 
 def _divides(expr) -> bool:
+    """Whether ``expr`` may be undefined on some rows (a division, a power, a functor)."""
     if isinstance(expr, BinOp):
-        return expr.op in "/%" or _divides(expr.left) or _divides(expr.right)
+        return expr.op in ("/", "%", "^") or _divides(expr.left) or _divides(expr.right)
     if isinstance(expr, Negative):
         return _divides(expr.operand)
-    return False
+    return isinstance(expr, Call)

@@ -15,9 +15,10 @@ from lark import Lark, Token, Transformer, v_args
 from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInput,
                              UnexpectedToken, VisitError)
 
-from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Decl, InputDirective, Negation,
+from .ast import (Aggregate, Atom, BinOp, BodyAggregate, Call, Comparison, Const, Decl, InputDirective, Negation,
                   Negative, OutputDirective, Pos, Program, Rule, Var, Wildcard)
 from .errors import RulesError, RulesSyntaxError
+from .functors import FUNCTORS
 from .grammar import GRAMMAR, TERMINAL_WORDS
 
 __all__ = ["parse"]
@@ -36,6 +37,7 @@ def _pos(item) -> Pos:
     return Pos(meta.line, meta.column, end)
 
 
+_HEAD_AGGREGATES = ("count", "sum", "min", "max", "mean")
 _OPPOSITE = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 
 
@@ -55,7 +57,16 @@ class _Build(Transformer):
         return Var(str(children[0]), _pos(children[0]))
 
     def integer(self, meta, children):
-        return Const(int(children[0]), _pos(children[0]))
+        text = str(children[0]).rstrip("u")          # 5u: Soufflé's unsigned, a number here
+        return Const(int(text, 0) if text[:2] in ("0x", "0b") else int(text), _pos(children[0]))
+
+    def call(self, meta, children):
+        name = children[0]
+        return Call(str(name), tuple(c for c in children[1:] if c is not None), _pos(name))
+
+    def unop(self, meta, children):
+        op, operand = children
+        return Call(str(op), (operand,), _pos(op))
 
     def real(self, meta, children):
         return Const(float(children[0]), _pos(children[0]))
@@ -75,12 +86,24 @@ class _Build(Transformer):
 
     def binop(self, meta, children):
         left, op, right = children
-        return BinOp(str(op), left, right, _pos(meta))
+        return BinOp(str(op).strip(), left, right, _pos(meta))
 
     def aggregate(self, meta, children):
         name = children[0]
         arg = children[1] if len(children) > 1 else None
         return Aggregate(str(name), arg, _pos(name))
+
+    def body_aggregate(self, meta, children):
+        func, rest = children[0], children[1:]
+        arg = rest[0] if len(rest) == 2 else None
+        body = rest[-1]
+        if isinstance(body, Call):
+            body = _Conj([(Atom(body.name, body.args, body.pos),)])
+        if len(body) != 1:
+            raise RulesSyntaxError(
+                f"a disjunction inside {func} : {{ ... }} is not supported", self.text,
+                _pos(func), f"give the alternatives a relation of their own and {func} over it")
+        return BodyAggregate(str(func), arg, tuple(body[0]), _pos(func))
 
     def aggregate_wild(self, meta, children):
         return Aggregate(str(children[0]), None, _pos(children[0]))
@@ -89,10 +112,40 @@ class _Build(Transformer):
     def atom(self, meta, children):
         return Atom(str(children[0]), tuple(children[1:]), _pos(children[0]))
 
-    head = atom
+    def head(self, meta, children):
+        """A head's ``count(y)``, ``min(d + 1)`` (a call of one aggregate name with at most one
+        argument) is its aggregate; ``min(x, y)`` stays the binary functor."""
+        args = tuple(Aggregate(a.name, a.args[0] if a.args else None, a.pos)
+                     if isinstance(a, Call) and len(a.args) <= 1 and (
+                         a.name in _HEAD_AGGREGATES or a.name not in FUNCTORS)
+                     else a for a in children[1:])
+        return Atom(str(children[0]), args, _pos(children[0]))
+
+    def bare(self, meta, children):
+        """A literal that is neither a comparison nor a group: an atom (parsed as a call),
+        or ``true``/``false``."""
+        (item,) = children
+        if isinstance(item, Call) and item.name in ("contains", "match"):
+            # Soufflé's constraint functors: a literal that holds where they are true
+            return Comparison("!=", item, Const(0, item.pos), item.pos)
+        if isinstance(item, Call):
+            return Atom(item.name, item.args, item.pos)
+        if isinstance(item, Var) and item.name in ("true", "false"):
+            if item.name == "true":
+                return _Conj([()])
+            return Comparison("!=", Const(0, item.pos), Const(0, item.pos), item.pos)
+        raise RulesSyntaxError(f"{item} is not a literal: a body holds atoms such as e(x, y), "
+                               "comparisons, negations and groups", self.text, _pos(meta),
+                               "compare it with something, e.g. x > 0, or bind it: y = "
+                               f"{item}")
 
     def negation(self, meta, children):
-        return Negation(children[0], _pos(meta))
+        (item,) = children
+        if not isinstance(item, Call):
+            raise RulesSyntaxError(f"!{item}: only an atom can be negated", self.text,
+                                   _pos(meta), "write !e(x), or negate a comparison by its "
+                                   "opposite (x >= 3 for !(x < 3))")
+        return Negation(Atom(item.name, item.args, item.pos), _pos(meta))
 
     def comparison(self, meta, children):
         left, op, right = children
@@ -157,7 +210,7 @@ class _Build(Transformer):
 
     def io_option(self, meta, children):
         raise RulesSyntaxError(
-            f"IO option {children[0]}={children[1]} is not supported: ddlab reads inputs from "
+            f"IO option {children[0]}={children[2]} is not supported: ddlab reads inputs from "
             "collections and gives outputs as collections", self.text, _pos(children[0]),
             "write .input edge(src, dst) from edges (edges: a collection you pass in or "
             "declared with %dd input)")
@@ -202,7 +255,16 @@ def parse(text: str) -> Program:
         raise
 
 
+#: tokens an expression may always continue with: named in "expected ..." only when nothing
+#: else fits (after ``reach(x)`` the person forgot a ',' or '.', not a ``band``)
+_CONTINUATIONS = {"LOR", "LAND", "BOR", "BXOR", "BAND", "SHIFT", "POW", "ADD", "MUL", "COLON",
+                  "RBRACE", "COMPARE", "LPAR"}
+
+
 def _describe_expected(names, parser) -> str:
+    names = set(names)
+    if names - _CONTINUATIONS:
+        names -= _CONTINUATIONS
     words = []
     for name in sorted(names, key=lambda n: (" " in TERMINAL_WORDS.get(n, ""), n)):
         word = TERMINAL_WORDS.get(name)

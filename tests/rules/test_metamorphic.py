@@ -111,7 +111,10 @@ def test_duplicating_a_subgoal(program, stream, data):
 @settings(**_SETTINGS)
 @given(program=programs(), stream=windows(), data=st.data())
 def test_splitting_a_rule_through_a_new_relation(program, stream, data):
+    # not a count/sum rule: those count every combination of matched tuples (Soufflé's
+    # counting), which a projection onto the named variables changes
     candidates = [i for i, r in enumerate(program.rules) if len(r.positive) >= 2
+                  and program.aggregate.get(r.head, (0, ""))[1] not in ("count", "sum")
                   and any(isinstance(a, str) and a != "_" for p in r.positive[:2] for a in p.args)]
     if not candidates:
         return
