@@ -14,6 +14,7 @@ from .ast import (Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Neg
 from .errors import (AggregateError, ArityError, RulesTypeError, UnknownFunctorError,
                      UnknownRelationError, UnsafeRuleError, UnstratifiableError,
                      UnsupportedError)
+from .files import base_type
 from .functors import FUNCTORS, REFUSED
 from .normalize import expand_aggregates, is_fresh, normalize
 from .parse import closest
@@ -107,11 +108,10 @@ def analyze(program: Program, available: dict) -> Analysis:
         if d.name in rels:
             raise ArityError(f"{d.name} is declared twice", text, d.pos,
                              "keep one .decl per relation")
-        if not d.attributes:
-            raise ArityError(f"{d.name} is declared with no fields", text, d.pos,
-                             "ddlab relations have at least one field")
-        rels[d.name] = Relation(d.name, len(d.attributes), [a for a, _ in d.attributes],
-                                [t for _, t in d.attributes], declared=True)
+        attributes = d.attributes or (("holds", "bool"),)    # S(): see normalize.HOLDS
+        rels[d.name] = Relation(d.name, len(attributes), [a for a, _ in attributes],
+                                [base_type(t, program.types, text) for _, t in attributes],
+                                declared=True)
         first_use[d.name] = (f".decl {d.name}", d.pos)
     for inp in program.inputs:
         source = inp.source or inp.name

@@ -212,12 +212,15 @@ class InputDirective:
     source: str | None         # the collection after ``from``
     pos: Pos = field(compare=False)
     source_pos: Pos | None = field(default=None, compare=False)
+    #: Soufflé's IO options, ``IO=file, filename="edge.csv", delimiter=","`` (key -> value)
+    options: dict = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
 class OutputDirective:
     names: tuple
     pos: Pos = field(compare=False)
+    options: dict = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -226,6 +229,7 @@ class Program:
 
     text: str
     decls: list = field(default_factory=list)
+    types: dict = field(default_factory=dict)       # .type name -> ((names...), pos)
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     rules: list = field(default_factory=list)

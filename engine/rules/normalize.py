@@ -4,6 +4,8 @@ Why: each construct of the dialect that can be said with simpler ones is rewritt
 so the checks, the planner and the proofs see only atoms of variables, constants and ``_``,
 comparisons and assignments.
 
+- A relation with no fields, ``Satisfiable()``, has one field ``holds`` whose only value is
+  ``True`` (ddlab's records have at least one field).
 - An expression as an atom's argument, ``fib(n - 1, a)`` or ``!e(x + 1)``, becomes a fresh
   variable bound by an assignment, ``fib($1, a), $1 = n - 1`` (``$`` names cannot be written
   in a program, so they never clash).  For a positive atom the assignment is an equality test
@@ -33,7 +35,23 @@ def is_fresh(name: str) -> bool:
 def normalize(rule: Rule) -> Rule:
     """``rule`` with every expression argument of a body atom bound to a fresh variable (and,
     for a count/sum rule, every ``_`` of a positive atom named)."""
-    return _name_wildcards(_flatten(rule))
+    return _name_wildcards(_flatten(_nullary(rule)))
+
+
+#: the one record of a relation with no fields (``.decl Satisfiable()``): ddlab's records have
+#: at least one field, so such a relation has one, ``holds``, whose only value is ``True``
+HOLDS = True
+
+
+def _nullary(rule: Rule) -> Rule:
+    """``S()`` (head or body) as ``S(True)``."""
+    def fix(atom):
+        return replace(atom, args=(Const(HOLDS, atom.pos),)) if not atom.args else atom
+    body = tuple(replace(lit, atom=fix(lit.atom)) if isinstance(lit, Negation) else
+                 fix(lit) if isinstance(lit, Atom) else lit for lit in rule.body)
+    if rule.head.args and all(x is y for x, y in zip(body, rule.body)):
+        return rule
+    return replace(rule, head=fix(rule.head), body=body)
 
 
 def _name_wildcards(rule: Rule) -> Rule:

@@ -37,6 +37,21 @@ def _pos(item) -> Pos:
     return Pos(meta.line, meta.column, end)
 
 
+class _Option(tuple):
+    """``(key, value, pos)`` of one IO option."""
+
+
+def _options(children, text) -> dict:
+    out = {}
+    for c in children:
+        if isinstance(c, _Option):
+            key, value, pos = c
+            if key in out:
+                raise RulesSyntaxError(f"IO option {key} is given twice", text, pos)
+            out[key] = (value, pos)
+    return out
+
+
 _HEAD_AGGREGATES = ("count", "sum", "min", "max", "mean")
 _OPPOSITE = {"=": "!=", "!=": "=", "<": ">=", ">=": "<", ">": "<=", "<=": ">"}
 
@@ -203,17 +218,23 @@ class _Build(Transformer):
         self.program.decls.append(Decl(str(children[0]), attrs, _pos(children[0])))
 
     def type_dir(self, meta, children):
-        return None          # type aliases are accepted; ddlab's columns carry their own types
+        """``.type Name <: symbol`` (a subtype), ``.type U = A | B`` (a union): the names it
+        stands for; :func:`~.files.base_type` resolves them to number, float or symbol."""
+        name = str(children[0])
+        self.program.types[name] = (tuple(str(c) for c in children[1:]), _pos(children[0]))
 
     def column(self, meta, children):
         return str(children[0])
 
     def io_option(self, meta, children):
-        raise RulesSyntaxError(
-            f"IO option {children[0]}={children[2]} is not supported: ddlab reads inputs from "
-            "collections and gives outputs as collections", self.text, _pos(children[0]),
-            "write .input edge(src, dst) from edges (edges: a collection you pass in or "
-            "declared with %dd input)")
+        key, op, value = children
+        if str(op) != "=":
+            raise RulesSyntaxError(f"an IO option is written {key}=value, not {key}{op}value",
+                                   self.text, _pos(op))
+        text = str(value)
+        if value.type == "STRING":
+            text = pyast.literal_eval(text)
+        return _Option((str(key), text, _pos(key)))
 
     def input_dir(self, meta, children):
         name = children[0]
@@ -223,13 +244,21 @@ class _Build(Transformer):
                 and isinstance(rest[-2], Token) and rest[-2].type == "FROM":
             source, where = str(rest[-1]), _pos(rest[-1])
             rest = rest[:-2]
+        options = _options(rest, self.text)
+        rest = [c for c in rest if not isinstance(c, _Option)]
         if rest:
             columns = tuple(str(c) for c in rest)
-        self.program.inputs.append(InputDirective(str(name), columns, source, _pos(name), where))
+        self.program.inputs.append(InputDirective(str(name), columns, source, _pos(name), where,
+                                                  options))
 
     def output_dir(self, meta, children):
         names = tuple(str(c) for c in children if isinstance(c, Token) and c.type == "NAME")
-        self.program.outputs.append(OutputDirective(names, _pos(meta)))
+        options = _options(children, self.text)
+        columns = [c for c in children if isinstance(c, str) and not isinstance(c, Token)]
+        if columns:
+            raise RulesSyntaxError(f".output takes IO options, not fields ({', '.join(columns)})",
+                                   self.text, _pos(meta), '.output r(IO=file, filename="r.csv")')
+        self.program.outputs.append(OutputDirective(names, _pos(meta), options))
 
     def start(self, meta, children):
         return self.program
