@@ -11,7 +11,7 @@ start: statement*
 
 ?statement: decl | input_dir | output_dir | type_dir | clause
 
-decl: ".decl" NAME "(" [attribute ("," attribute)*] ")"
+decl: ".decl" NAME "(" [attribute ("," attribute)*] ")" QUALIFIER*
 attribute: NAME ":" NAME
 type_dir: ".type" NAME _type_body
 _type_body: "<:" NAME | "=" NAME ("|" NAME)*
@@ -73,6 +73,8 @@ conjunction: literal ("," literal)*
 _agg_body: "{" body "}" | atom_expr
 
 FROM: "from"
+// a relation's representation in Soufflé (accepted: ddlab has its own), or eqrel (refused)
+QUALIFIER.3: /(eqrel|btree_delete|btree|brie|no_inline|inline|no_magic|magic)\b/
 // Soufflé's body aggregate: count : { ... }, sum w : { ... } (the name is followed by ':' or
 // by its expression, never by '(' as a head aggregate or a functor is)
 AGG_NAME.2: /(count|sum|min|max|mean)(?=\s*(:|[A-Za-z_0-9]))/

@@ -17,7 +17,7 @@ from lark.exceptions import (UnexpectedCharacters, UnexpectedEOF, UnexpectedInpu
 
 from .ast import (Aggregate, Atom, BinOp, BodyAggregate, Call, Comparison, Const, Decl, InputDirective, Negation,
                   Negative, OutputDirective, Pos, Program, Rule, Var, Wildcard)
-from .errors import RulesError, RulesSyntaxError
+from .errors import RulesError, RulesSyntaxError, UnsupportedError
 from .functors import FUNCTORS
 from .grammar import GRAMMAR, TERMINAL_WORDS
 
@@ -214,6 +214,10 @@ class _Build(Transformer):
         return (str(children[0]), str(children[1]), _pos(children[0]))
 
     def decl(self, meta, children):
+        for c in children[1:]:
+            if isinstance(c, Token) and c.type == "QUALIFIER" and str(c) == "eqrel":
+                raise UnsupportedError("eqrel is not supported", self.text, _pos(c),
+                                       UNSUPPORTED["eqrel"])
         attrs = tuple((a[0], a[1]) for a in children[1:] if isinstance(a, tuple))
         self.program.decls.append(Decl(str(children[0]), attrs, _pos(children[0])))
 
@@ -308,8 +312,57 @@ def _describe_expected(names, parser) -> str:
     return ", ".join(w if " " in w else f"'{w}'" for w in words)
 
 
+#: Soufflé constructs ddlab does not run: the error names them, with the way around
+UNSUPPORTED = {
+    ".comp": "components (.comp/.init) are not supported: write the component's relations "
+             "out once per instance, with the instance's name as a prefix",
+    ".init": "components (.comp/.init) are not supported: write the component's relations "
+             "out once per instance, with the instance's name as a prefix",
+    ".functor": "user-defined functors (.functor) are not supported: compute the values in "
+                "Python (collection.map_columns) and give them as an input",
+    ".pragma": ".pragma is not supported: give options to rules(...) instead",
+    ".plan": ".plan is not supported: ddlab chooses join orders itself (program.explain())",
+    ".override": "components (.override) are not supported",
+    ".printsize": ".printsize is not supported: len(program[name].view().to_dict())",
+    ".limitsize": ".limitsize is not supported: rules(..., limit=N) bounds recursion",
+    "eqrel": "eqrel is not supported: declare a plain relation and close it with rules: "
+             "eq(x, x) :- eq(x, _).  eq(y, x) :- eq(x, y).  eq(x, z) :- eq(x, y), eq(y, z).",
+    "[": "records [a, b] are not supported: flatten the record into fields of the relation "
+         "(p(a, b) for p([a, b]))",
+    "$": "ADT constructors ($Name(...)) are not supported: give each branch a relation of its "
+         "own, or encode the constructor as a field",
+    "choice-domain": "choice-domain is not supported",
+    "subsumption": "subsumption (<=) is not supported: keep the best fact per group with "
+                   "min or max",
+}
+
+
+def _unsupported(text: str, line: int, column: int):
+    """An :class:`UnsupportedError` when the syntax error sits on a construct of Soufflé's
+    that ddlab does not run (its name, place and the way around), else None."""
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return None
+    src = lines[line - 1]
+    rest = src[column - 1:]
+    for word, hint in UNSUPPORTED.items():
+        at = src.find(word)
+        if at >= 0 and (rest.startswith(word) or word in (".comp", ".init", ".functor",
+                                                           ".pragma", ".plan", ".override",
+                                                           ".printsize", ".limitsize",
+                                                           "eqrel", "choice-domain")):
+            name = word.strip("[$") or word
+            name = {"[": "a record", "$": "an ADT constructor"}.get(word, name)
+            return UnsupportedError(f"{name} is not supported",
+                                    text, Pos(line, at + 1, at + 1 + len(word)), hint)
+    return None
+
+
 def _syntax_error(err: UnexpectedInput, text: str, parser) -> RulesSyntaxError:
     line, column = getattr(err, "line", 1), getattr(err, "column", 1)
+    refused = _unsupported(text, line, column)
+    if refused is not None:
+        return refused
     if isinstance(err, UnexpectedCharacters):
         ch = text[err.pos_in_stream] if err.pos_in_stream < len(text) else "?"
         return RulesSyntaxError(f"unexpected character {ch!r}", text, Pos(line, column),
@@ -326,8 +379,8 @@ def _syntax_error(err: UnexpectedInput, text: str, parser) -> RulesSyntaxError:
     end = tok.end_column if tok.line == tok.end_line else None
     hint = None
     if str(tok) in ("count", "sum", "min", "max") or (tok.type == "COLON" and "'='" not in expected):
-        hint = ("aggregates go in the head: outdeg(x, count(y)) :- edge(x, y). "
-                "(Soufflé's body form `c = count : { ... }` is not supported)")
+        hint = ("an aggregate is written c = count : { edge(x, _) } in a body, or "
+                "outdeg(x, count(y)) :- edge(x, y). in a head")
     elif tok.type == "NAME" and "'.'" in expected:
         hint = "did you forget the '.' that ends the previous rule?"
     elif str(tok) == "not":

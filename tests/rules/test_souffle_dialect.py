@@ -220,3 +220,29 @@ def test_ground_rules_true_and_false_agree_with_clingo():
 def test_an_unbound_head_variable_of_a_body_without_atoms_is_refused():
     with pytest.raises(UnsafeRuleError, match="variable x appears in the head"):
         _run(".input bad\nok(x) :- !bad(_).", {"bad": [(1,)]}, ["ok"])
+
+
+# -- what stays unsupported: refused with the feature, the line and the way around ----------
+@pytest.mark.parametrize("text, feature, line, way", [
+    (".comp Graph {\n .decl edge(x: number, y: number)\n}\n.init g = Graph", ".comp", 1,
+     "once per instance"),
+    ("r(1).\n.decl eq(x: number, y: number) eqrel", "eqrel", 2, "eq(x, z) :- eq(x, y)"),
+    (".decl p(r: number)\np([1, 2]).", "a record", 2, "flatten the record"),
+    ("r(1).\nq(x) :- r(x), s(x, $A(1)).", "an ADT constructor", 2, "relation of its own"),
+    (".functor f(number): number\nr(1).", ".functor", 1, "map_columns"),
+])
+def test_unsupported_constructs_are_refused_by_name(text, feature, line, way):
+    with pytest.raises(UnsupportedError) as info:
+        ddlab.rules(text, flow=ddlab.Dataflow())
+    message = str(info.value)
+    assert f"{feature} is not supported" in message and way in message
+    assert info.value.line == line
+
+
+def test_representation_qualifiers_are_accepted():
+    flow = ddlab.Dataflow()
+    p = ddlab.rules(".decl e(x: number, y: number) btree\ne(1, 2).\n"
+                    ".decl r(x: number) brie\nr(x) :- e(x, _).", flow=flow)
+    view = p["r"].view()
+    flow.step()
+    assert view.to_dict() == {1: 1}
