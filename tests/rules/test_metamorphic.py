@@ -102,6 +102,8 @@ def test_duplicating_a_subgoal(program, stream, data):
     k = data.draw(st.integers(0, len(program.rules) - 1))
     rule = program.rules[k]
     dup = data.draw(st.sampled_from(rule.positive))
+    if "_" in dup.args and program.aggregate.get(rule.head, (0, ""))[1] in ("count", "sum"):
+        return      # a count/sum counts combinations of tuples: a second a(_, x) multiplies
     rules = list(program.rules)
     rules[k] = replace(rule, positive=rule.positive + (dup,),
                        negative=rule.negative + rule.negative)
