@@ -110,7 +110,7 @@ def read_facts(directive, types: list | None, folder, text: str) -> tuple[list, 
         raise RulesError(f".input {directive.name}: no file {path} (and no collection named "
                          f"{directive.source or directive.name} was given)", text,
                          directive.pos, "give the facts folder with rules(..., facts_dir=PATH)"
-                         " (a %%dd rules cell: --facts PATH), or the relation as a collection")
+                         ", or give the relation as a collection")
     header = None
     with _open(path, "r", options) as fh:
         lines = [row for row in _reader(fh, options) if row and row != [""]]
