@@ -71,6 +71,9 @@ class GRule:
     negative: tuple = ()             # GAtom...
     compares: tuple = ()             # (op, var, var-or-int)
     lets: tuple = ()                 # (new var, GExpr)
+    #: Soufflé's body aggregate ``c = count : { a(x, u1) }`` as (var, func, GAtom, arg var or
+    #: None): variables of the atom bound outside are its group, ``u1``, ``u2`` its own
+    bagg: tuple = ()
 
     def text(self) -> str:
         def head_arg(a):
@@ -79,6 +82,9 @@ class GRule:
             return a.text() if isinstance(a, GExpr) else str(a)
         body = [p.text() for p in self.positive]
         body += [f"{v} = {e.text()}" for v, e in self.lets]
+        if self.bagg:
+            var, func, atom, arg = self.bagg
+            body.append(f"{var} = {func}{' ' + arg if arg else ''} : {{ {atom.text()} }}")
         body += [f"{left} {op} {right}" for op, left, right in self.compares]
         body += ["!" + n.text() for n in self.negative]
         return f"{self.head}({', '.join(head_arg(a) for a in self.head_args)}) :- {', '.join(body)}."
@@ -135,6 +141,19 @@ def _bindings(rule, db):
     for env in envs:
         for var, expr in rule.lets:
             env[var] = expr.value(env)
+        if rule.bagg:
+            var, func, atom, arg = rule.bagg
+            # every matching tuple counts (Soufflé's counting); none: 0 for count and sum
+            matched = [m for tup in db[atom.rel] for m in [_match(atom, tup, env)] if m is not None]
+            values = [m[arg] for m in matched] if arg else []
+            if func == "count":
+                env[var] = len(matched)
+            elif func == "sum":
+                env[var] = sum(values)
+            elif values:
+                env[var] = min(values) if func == "min" else max(values)
+            else:
+                continue
         ok = True
         for op, left, right in rule.compares:
             lv, rv = env[left], (right if isinstance(right, int) else env[right])
@@ -296,6 +315,22 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
     if draw(st.integers(0, 3)) == 0:
         lets = (("v", GExpr(draw(st.sampled_from(bound)), draw(st.integers(1, 3)), M)),)
         bound = bound + ["v"]
+    bagg = ()
+    if lower and kind == "set" and draw(st.integers(0, 3)) == 0:
+        rel = draw(st.sampled_from(lower))
+        args = tuple(draw(st.one_of(st.sampled_from(bound), st.sampled_from(["u1", "u2"]),
+                                    st.just("_"), st.integers(0, M - 1)))
+                     for _ in range(arity[rel]))
+        func = draw(st.sampled_from(["count", "sum", "min", "max"]))
+        local = [a for a in args if a in ("u1", "u2")]
+        arg = None
+        if func != "count":
+            if not local:
+                func = "count"
+            else:
+                arg = draw(st.sampled_from(local))
+        bagg = ("c", func, GAtom(rel, args), arg)
+        bound = bound + ["c"]
     compares = ()
     if draw(st.integers(0, 2)) == 0:
         op = draw(st.sampled_from(["<", "!=", "<=", "="]))
@@ -336,7 +371,7 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
             head_args = (g, draw(st.integers(0, M - 1)))       # a plain candidate rule
         else:
             head_args = (g, ("agg", kind, expr))
-    return GRule(head, head_args, tuple(positive), negative, compares, lets)
+    return GRule(head, head_args, tuple(positive), negative, compares, lets, bagg)
 
 
 # -- input streams -------------------------------------------------------------------------

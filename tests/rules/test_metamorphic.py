@@ -63,7 +63,9 @@ def _rename(rule: GRule, mapping: dict) -> GRule:
     return GRule(rule.head, tuple(term(a) for a in rule.head_args),
                  tuple(atom(p) for p in rule.positive), tuple(atom(n) for n in rule.negative),
                  tuple((op, term(left), term(right)) for op, left, right in rule.compares),
-                 tuple((term(v), term(e)) for v, e in rule.lets))
+                 tuple((term(v), term(e)) for v, e in rule.lets),
+                 (rule.bagg[0], rule.bagg[1], atom(rule.bagg[2]), rule.bagg[3]) if rule.bagg
+                 else ())
 
 
 def _with_rules(program, rules):
