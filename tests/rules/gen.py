@@ -64,6 +64,25 @@ class GExpr:
 
 
 @dataclass(frozen=True)
+class GFun:
+    """A functor or a bitwise/logical operator of two variables: ``max(x, y)``, ``x band y``."""
+    name: str
+    a: str
+    b: str
+
+    def text(self) -> str:
+        if self.name in ("min", "max"):
+            return f"{self.name}({self.a}, {self.b})"
+        return f"{self.a} {self.name} {self.b}"
+
+    def value(self, env):
+        x, y = env[self.a], env[self.b]
+        return {"min": min, "max": max, "band": lambda p, q: p & q, "bor": lambda p, q: p | q,
+                "bxor": lambda p, q: p ^ q,
+                "land": lambda p, q: int(bool(p) and bool(q))}[self.name](x, y)
+
+
+@dataclass(frozen=True)
 class GRule:
     head: str
     head_args: tuple                 # var names / ints / GExpr / ("agg", func, GExpr|None)
@@ -313,7 +332,12 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
         bound = ["x"]
     lets = ()
     if draw(st.integers(0, 3)) == 0:
-        lets = (("v", GExpr(draw(st.sampled_from(bound)), draw(st.integers(1, 3)), M)),)
+        if draw(st.booleans()):
+            lets = (("v", GExpr(draw(st.sampled_from(bound)), draw(st.integers(1, 3)), M)),)
+        else:       # functors and operators keep values in 0..M-1 (M a power of two)
+            lets = (("v", GFun(draw(st.sampled_from(["min", "max", "band", "bor", "bxor",
+                                                     "land"])),
+                               draw(st.sampled_from(bound)), draw(st.sampled_from(bound)))),)
         bound = bound + ["v"]
     bagg = ()
     if lower and kind == "set" and draw(st.integers(0, 3)) == 0:

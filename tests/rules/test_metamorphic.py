@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import ddlab
 from ddlab import NonConvergenceError
 
-from .gen import GAtom, GExpr, GRule, GProgram, programs, window_contents, windows
+from .gen import GAtom, GExpr, GFun, GRule, GProgram, programs, window_contents, windows
 
 EXAMPLES = int(os.environ.get("DDLAB_RULES_METAMORPHIC_EXAMPLES", "40"))
 _SETTINGS = dict(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
@@ -56,6 +56,8 @@ def _rename(rule: GRule, mapping: dict) -> GRule:
             return mapping[a]
         if isinstance(a, GExpr):
             return replace(a, var=mapping.get(a.var, a.var))
+        if isinstance(a, GFun):
+            return replace(a, a=mapping.get(a.a, a.a), b=mapping.get(a.b, a.b))
         if isinstance(a, tuple) and a and a[0] == "agg":
             return ("agg", a[1], term(a[2]) if a[2] is not None else None)
         return a
