@@ -77,7 +77,7 @@ FROM: "from"
 QUALIFIER.3: /(eqrel|btree_delete|btree|brie|no_inline|inline|no_magic|magic)\b/
 // Soufflé's body aggregate: count : { ... }, sum w : { ... } (the name is followed by ':' or
 // by its expression, never by '(' as a head aggregate or a functor is)
-AGG_NAME.2: /(count|sum|min|max|mean)(?=\s*(:|[A-Za-z_0-9]))/
+AGG_NAME.2: /(count|sum|min|max|mean)\b(?=\s*(:|[A-Za-z_0-9]))/
 WILDCARD: "_"
 COMPARE: "<=" | ">=" | "!=" | "=" | "<" | ">"
 ADD: "+" | "-"

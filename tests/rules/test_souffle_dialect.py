@@ -246,3 +246,15 @@ def test_representation_qualifiers_are_accepted():
     view = p["r"].view()
     flow.step()
     assert view.to_dict() == {1: 1}
+
+
+def test_relations_named_like_aggregates_are_relations():
+    """minimum(...), count_third(...), max2(...) are atoms, not body aggregates (the
+    conformance suite's Soufflé cases minmax and prime name relations so)."""
+    flow = ddlab.Dataflow()
+    p = ddlab.rules("succ(1, 2).\nminimum(1, 1).\nminimum(m, n) :- succ(pm, m), minimum(pm, n).\n"
+                    "count_third(3).\nmax2(x) :- count_third(x), x = max(x, 2).", flow=flow)
+    views = {n: p[n].view() for n in ("minimum", "max2")}
+    flow.step()
+    assert views["minimum"].to_dict() == {(1, 1): 1, (2, 1): 1}
+    assert views["max2"].to_dict() == {3: 1}
