@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
 from .columns import decode_column
@@ -25,8 +26,33 @@ from .operators.loops import Enter, Leave
 from .operators.reduce import Reduce
 from .view import View, unique_names
 
-#: ``key_columns`` value meaning "the whole record is the key" (distinct, set operations).
+#: ``key_columns`` value meaning "the whole record is the key" (distinct, set operations,
+#: ``arrange(0)``): an index of records by their whole value.
 WHOLE_RECORD = 0
+#: ``key_columns`` value of the aggregates (count, sum, min, max, top_k, reduce) and of join
+#: meaning "no key field": one group, the whole collection (a global aggregate; a join on no
+#: key pairs every record with every record).  The same number as WHOLE_RECORD with another
+#: meaning: an aggregate keyed by the whole record would aggregate each record alone, which
+#: ``distinct``/``threshold`` already do, while "the count of everything" had no spelling.
+GLOBAL = 0
+
+
+def _constant_key(*cols):
+    """Every record with a leading key field 0: one group for :data:`GLOBAL`."""
+    return (np.zeros(len(cols[0]), dtype=np.int64),) + cols
+
+
+def _whole(fn):
+    """``fn`` of a global reduce called with the key ``()`` instead of the constant 0."""
+    def whole(key, values):
+        return fn((), values)
+    whole.__qualname__ = whole.__name__ = getattr(fn, "__qualname__", "reduce")
+    return whole
+
+
+def _drop_key(key, *rest):
+    """The records of a one-group operator without the constant key field."""
+    return rest if len(rest) > 1 else rest[0]
 
 
 class Collection:
@@ -268,6 +294,8 @@ class Collection:
         """Equi-join on the key.  The output is ``(key, left values..., right values...)``;
         ``select`` picks fields of it by position (a tuple, the fast path) or builds the
         output record with ``select(key, left_value, right_value)`` (row-wise Python).
+        ``key_columns=0`` (:data:`GLOBAL`) joins on no field: every left record with every
+        right record, ``(left fields..., right fields...)`` (``select`` sees the key ``()``).
 
         >>> flow = Dataflow()
         >>> names = flow.input("names", columns=["id", "name"])
@@ -277,6 +305,8 @@ class Collection:
         >>> joined.to_dict(), joined.columns, picked.to_dict()
         ({(1, 'ann', 31): 1}, ['id', 'name', 'age'], {('ann', 31): 1})
         """
+        if key_columns == GLOBAL:
+            return self._cross(other, select, name)
         me = self._align(other, key_columns)
         ins = me._keyed(other, key_columns)
         op = Join(me.scope, ins[0], ins[1], key_columns, select, name)
@@ -287,6 +317,30 @@ class Collection:
                 full if select is None else None)
         return Collection(op, names)
 
+    def _global(self, method: str, name: str | None, columns=None, **kw) -> "Collection":
+        """``method`` with ``key_columns=GLOBAL``: every record keyed by the constant 0, the
+        keyed operator over that one group, the key dropped again (records as without key)."""
+        what = name or method
+        keyed = self.map_columns(_constant_key, name=f"{what}: one group")
+        out = getattr(keyed, method)(key_columns=1, name=name, **kw)
+        return out.map_columns(_drop_key, name=f"{what}: no key", columns=columns)
+
+    def _cross(self, other: "Collection", select, name) -> "Collection":
+        """``join`` with no key field: both sides keyed by the constant 0, then joined."""
+        what = name or "join"
+        left = self.map_columns(_constant_key, name=f"{what}: one group")
+        right = other.map_columns(_constant_key, name=f"{what}: one group")
+        names = self.columns + other.columns if self.columns and other.columns else None
+        if isinstance(select, tuple):
+            out = left.join(right, select=tuple(j + 1 for j in select), name=name)
+            return out.rename(*[names[j] for j in select]) if names else out
+        if select is not None:
+            fn = select
+            out = left.join(right, select=lambda key, lv, rv: fn((), lv, rv), name=name)
+            return out
+        out = left.join(right, name=name)
+        return out.map_columns(_drop_key, name=f"{what}: no key", columns=names)
+
     def _reduce(self, logic, nkey: int, other=None, name=None, columns=None) -> "Collection":
         me = self._align(other, nkey) if other is not None else self
         ins = me._keyed(other, nkey)
@@ -294,7 +348,8 @@ class Collection:
 
     def count(self, key_columns: int = 1, name: str | None = None) -> "Collection":
         """``(key, how many records have that key)``; for one-field records, per record.
-        ``key_columns=2`` counts per pair of leading fields, and so on.
+        ``key_columns=2`` counts per pair of leading fields, and so on; ``key_columns=0``
+        (:data:`GLOBAL`) counts the whole collection: one record ``count`` (none while empty).
 
         >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
         >>> out_degree = edges.count().view()
@@ -302,11 +357,14 @@ class Collection:
         >>> out_degree.to_dict()
         {(1, 2): 1, (2, 1): 1}
         """
+        if key_columns == GLOBAL:
+            return self._global("count", name, ["count"])
         names = (self.columns[:key_columns] + ["count"]) if self.columns else None
         return self._reduce(agg.Count(), key_columns, name=name, columns=names)
 
     def sum(self, key_columns: int = 1, name: str | None = None) -> "Collection":
-        """``(key, sum of values)`` over records ``(key, number)``, multiplicities counted.
+        """``(key, sum of values)`` over records ``(key, number)``, multiplicities counted;
+        ``key_columns=0`` (:data:`GLOBAL`): the sum of one-field records ``number``, one record.
 
         >>> flow = Dataflow(); sales = flow.input("sales", columns=["shop", "amount"])
         >>> totals = sales.sum().view()
@@ -314,10 +372,13 @@ class Collection:
         >>> totals.to_dict()
         {('a', 10): 1, ('b', 1): 1}
         """
+        if key_columns == GLOBAL:
+            return self._global("sum", name, self.columns)
         return self._reduce(agg.Sum(), key_columns, name=name, columns=self.columns)
 
     def min(self, key_columns: int = 1, name: str | None = None) -> "Collection":
-        """``(key, smallest value)`` per key (values compare field by field).
+        """``(key, smallest value)`` per key (values compare field by field);
+        ``key_columns=0`` (:data:`GLOBAL`): the smallest record of the whole collection.
 
         >>> flow = Dataflow(); dist = flow.input("dist", columns=["node", "d"])
         >>> best = dist.min().view()
@@ -325,23 +386,29 @@ class Collection:
         >>> best.to_dict()
         {(1, 2): 1, (2, 7): 1}
         """
+        if key_columns == GLOBAL:
+            return self._global("min", name, self.columns)
         return self._reduce(agg.Extreme(largest=False), key_columns, name=name,
                             columns=self.columns)
 
     def max(self, key_columns: int = 1, name: str | None = None) -> "Collection":
-        """``(key, largest value)`` per key (values compare field by field).
+        """``(key, largest value)`` per key (values compare field by field);
+        ``key_columns=0`` (:data:`GLOBAL`): the largest record of the whole collection.
 
         >>> flow = Dataflow(); dist = flow.input("dist", columns=["node", "d"])
         >>> dist.insert([(1, 4), (1, 2), (2, 7)])         # queued until the step
         >>> worst = dist.max().view(); _ = flow.step(); worst.to_dict()
         {(1, 4): 1, (2, 7): 1}
         """
+        if key_columns == GLOBAL:
+            return self._global("max", name, self.columns)
         return self._reduce(agg.Extreme(largest=True), key_columns, name=name,
                             columns=self.columns)
 
     def top_k(self, k: int, largest: bool = True, key_columns: int = 1,
               name: str | None = None) -> "Collection":
-        """Per key, the ``k`` records with the largest (or smallest) values.
+        """Per key, the ``k`` records with the largest (or smallest) values;
+        ``key_columns=0`` (:data:`GLOBAL`): the ``k`` largest records of the whole collection.
 
         >>> flow = Dataflow(); scores = flow.input("scores", columns=["team", "points"])
         >>> best2 = scores.top_k(2).view()
@@ -349,6 +416,8 @@ class Collection:
         >>> sorted(best2.to_dict())
         [('a', 3), ('a', 5), ('b', 2)]
         """
+        if key_columns == GLOBAL:
+            return self._global("top_k", name, self.columns, k=k, largest=largest)
         return self._reduce(agg.TopK(k, largest), key_columns, name=name, columns=self.columns)
 
     def distinct(self, name: str | None = None) -> "Collection":
@@ -413,7 +482,9 @@ class Collection:
 
     def reduce(self, fn: Callable, key_columns: int = 1, name: str | None = None) -> "Collection":
         """General per-key reducer: ``fn(key, [(value, multiplicity), ...])`` returns
-        ``[(value, multiplicity), ...]``; output records are ``(key, value...)``.
+        ``[(value, multiplicity), ...]``; output records are ``(key, value...)``.  With
+        ``key_columns=0`` (:data:`GLOBAL`) ``fn((), [(record, multiplicity), ...])`` sees the
+        whole collection and its output records are the values it returns.
 
         >>> flow = Dataflow(); words = flow.input("words", columns=["doc", "word"])
         >>> last = words.reduce(lambda key, vals: [(max(v for v, _ in vals), 1)]).view()
@@ -421,6 +492,8 @@ class Collection:
         >>> last.to_dict()
         {(1, 'bb'): 1, (2, 'c'): 1}
         """
+        if key_columns == GLOBAL:
+            return self._global("reduce", name, fn=_whole(fn))
         return self._reduce(agg.UserReduce(fn), key_columns, name=name)
 
     group_by = reduce

@@ -7,12 +7,16 @@ the strata: a component with a cycle becomes one loop of the engine.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Negation, Negative, Program, Rule,
+from .ast import (Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Negative, Program, Rule,
                   Var, Wildcard, variables)
-from .errors import (AggregateError, ArityError, RulesTypeError, UnknownRelationError,
-                     UnsafeRuleError, UnstratifiableError)
+from .errors import (AggregateError, ArityError, RulesTypeError, UnknownFunctorError,
+                     UnknownRelationError, UnsafeRuleError, UnstratifiableError,
+                     UnsupportedError)
+from .files import base_type
+from .functors import FUNCTORS, REFUSED
+from .normalize import expand_aggregates, is_fresh, normalize
 from .parse import closest
 
 __all__ = ["Relation", "Stratum", "Analysis", "analyze", "AGGREGATES", "MONOTONE"]
@@ -77,6 +81,7 @@ def analyze(program: Program, available: dict) -> Analysis:
     """Check ``program`` against the collections ``available`` (name -> field names, or None
     when unknown) and stratify it.  Raises a :class:`~.errors.RulesError` subclass."""
     text = program.text
+    program.rules = [normalize(rule) for rule in expand_aggregates(program.rules, text)]
     rels: dict[str, Relation] = {}
     first_use: dict[str, tuple] = {}
 
@@ -103,11 +108,10 @@ def analyze(program: Program, available: dict) -> Analysis:
         if d.name in rels:
             raise ArityError(f"{d.name} is declared twice", text, d.pos,
                              "keep one .decl per relation")
-        if not d.attributes:
-            raise ArityError(f"{d.name} is declared with no fields", text, d.pos,
-                             "ddlab relations have at least one field")
-        rels[d.name] = Relation(d.name, len(d.attributes), [a for a, _ in d.attributes],
-                                [t for _, t in d.attributes], declared=True)
+        attributes = d.attributes or (("holds", "bool"),)    # S(): see normalize.HOLDS
+        rels[d.name] = Relation(d.name, len(attributes), [a for a, _ in attributes],
+                                [base_type(t, program.types, text) for _, t in attributes],
+                                declared=True)
         first_use[d.name] = (f".decl {d.name}", d.pos)
     for inp in program.inputs:
         source = inp.source or inp.name
@@ -155,6 +159,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             rel.columns = list(cols)
         rel.source, rel.source_columns = source, picked
 
+    program.rules = [_floats(rule, rels) for rule in program.rules]
     # -- rules: arity, aggregates, safety, types ------------------------------------------
     for rule in program.rules:
         use(rule.head)
@@ -164,6 +169,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             elif isinstance(lit, Negation):
                 use(lit.atom)
         _check_head(rule, text)
+        _check_calls(rule, text)
         _check_safety(rule, text)
         rel = rels[rule.head.relation]
         if not rule.body:
@@ -198,7 +204,7 @@ def analyze(program: Program, available: dict) -> Analysis:
             if name not in outputs:
                 outputs.append(name)
     if not program.outputs:
-        outputs = [r.name for r in rels.values() if r.derived]
+        outputs = [r.name for r in rels.values() if r.derived and not is_fresh(r.name)]
     return Analysis(program, rels, strata, outputs)
 
 
@@ -237,6 +243,87 @@ def _fill_columns(rel: Relation) -> None:
             name, k = f"{base}_{k}", k + 1
         taken.append(name)
         rel.columns[j] = name
+
+
+def _floats(rule: Rule, rels: dict) -> Rule:
+    """``rule`` with every integer constant in a field declared ``float`` written as a float
+    (``u(0.5, 1).`` holds ``1.0``), so a column never mixes the two kinds."""
+    def fix(atom):
+        rel = rels.get(atom.relation)
+        if not rel or not rel.types or len(rel.types) != len(atom.args):
+            return atom
+        args = tuple(Const(float(a.value), a.pos) if t == "float" and isinstance(a, Const)
+                     and isinstance(a.value, int) else a for a, t in zip(atom.args, rel.types))
+        same = all(x is y for x, y in zip(args, atom.args))
+        return atom if same else replace(atom, args=args)
+    body = tuple(replace(lit, atom=fix(lit.atom)) if isinstance(lit, Negation) else
+                 fix(lit) if isinstance(lit, Atom) else lit for lit in rule.body)
+    head = fix(rule.head)
+    if head is rule.head and all(x is y for x, y in zip(body, rule.body)):
+        return rule
+    return replace(rule, head=head, body=body)
+
+
+_TYPE_NAMES = ("number", "unsigned", "float", "symbol")
+
+
+def _check_calls(rule: Rule, text: str) -> None:
+    """Every functor call names a functor and gives it its number of arguments."""
+    for node in _calls(rule):
+        if node.name == "as":
+            if len(node.args) != 2 or not isinstance(node.args[1], Var):
+                raise UnknownFunctorError(f"{node}: as takes an expression and a type",
+                                          text, node.pos, "as(x, number), as(s, symbol)")
+            continue
+        if any(isinstance(a, Wildcard) for a in node.args):
+            raise UnsafeRuleError(f"'_' as an argument of {node.name}: a functor needs values",
+                                  text, node.pos, "name a bound variable instead")
+        if node.name in REFUSED:
+            raise UnsupportedError(f"{node.name} is not supported", text, node.pos,
+                                   REFUSED[node.name])
+        if node.name not in FUNCTORS:
+            near = closest(node.name, FUNCTORS)
+            raise UnknownFunctorError(
+                f"unknown functor {node.name!r}", text, node.pos,
+                (f"did you mean {near!r}? " if near else "")
+                + f"functors: {', '.join(sorted(FUNCTORS))}, as(x, type)")
+        want = FUNCTORS[node.name][0]
+        if want is not None and want != len(node.args):
+            raise UnknownFunctorError(
+                f"{node.name} takes {want} argument{'s' if want != 1 else ''}, not "
+                f"{len(node.args)}", text, node.pos)
+
+
+def _calls(rule: Rule) -> list:
+    out = []
+
+    def walk(t):
+        if isinstance(t, Call):
+            out.append(t)
+            if t.name == "as":
+                walk(t.args[0])
+                return
+            for a in t.args:
+                walk(a)
+        elif isinstance(t, BinOp):
+            walk(t.left)
+            walk(t.right)
+        elif isinstance(t, Negative):
+            walk(t.operand)
+        elif isinstance(t, Aggregate) and t.arg is not None:
+            walk(t.arg)
+        elif isinstance(t, Atom):
+            for a in t.args:
+                walk(a)
+        elif isinstance(t, Negation):
+            walk(t.atom)
+        elif isinstance(t, Comparison):
+            walk(t.left)
+            walk(t.right)
+    walk(rule.head)
+    for lit in rule.body:
+        walk(lit)
+    return out
 
 
 def _check_head(rule: Rule, text: str) -> None:
@@ -287,24 +374,11 @@ def _bindings(rule: Rule) -> tuple[set, list]:
 
 
 def _check_safety(rule: Rule, text: str) -> None:
-    positive = [lit for lit in rule.body if isinstance(lit, Atom)]
-    if rule.body and not positive:
-        raise UnsafeRuleError(f"the rule for {rule.head.relation} has no positive atom in its "
-                              "body, so nothing binds its variables", text, rule.pos,
-                              "add an atom such as node(x) that ranges over the values")
     bound, _ = _bindings(rule)
-    for lit in rule.body:
-        if isinstance(lit, Atom):
-            for a in lit.args:
-                if not isinstance(a, (Var, Const, Wildcard)):
-                    raise UnsafeRuleError(
-                        f"expression {a} as an argument of {lit.relation}: atoms take "
-                        "variables, constants or _", text, lit.pos,
-                        f"bind it first: {lit.relation}(..., z, ...), z = {a}")
     for lit in rule.body:
         if isinstance(lit, Negation):
             for v in _vars_with_pos(lit.atom):
-                if v.name not in bound:
+                if v.name not in bound and not is_fresh(v.name):
                     raise UnsafeRuleError(
                         f"variable {v.name} appears only under negation (!{lit.atom}), "
                         "so it ranges over everything", text, v.pos,
@@ -312,6 +386,14 @@ def _check_safety(rule: Rule, text: str) -> None:
                         "value will do")
         elif isinstance(lit, Comparison):
             for v in _vars_with_pos(lit):
+                if is_fresh(v.name):
+                    continue      # the expression's own variables are named instead
+                if v.name not in bound and lit.origin:
+                    raise UnsafeRuleError(
+                        f"variable {v.name} appears only in the expression {lit.right}, an "
+                        f"argument of {lit.origin}, so nothing gives it a value", text, v.pos,
+                        f"bind {v.name} in a positive atom of the body (an expression "
+                        "argument is computed from bound variables, never solved for them)")
                 if v.name not in bound:
                     raise UnsafeRuleError(
                         f"variable {v.name} appears only in a comparison ({lit})", text, v.pos,
@@ -337,6 +419,9 @@ def _vars_with_pos(node) -> list:
             walk(t.right)
         elif isinstance(t, Negative):
             walk(t.operand)
+        elif isinstance(t, Call):
+            for a in (t.args[:1] if t.name == "as" else t.args):     # as(x, type)
+                walk(a)
         elif isinstance(t, Aggregate):
             if t.arg is not None:
                 walk(t.arg)

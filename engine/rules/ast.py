@@ -62,7 +62,21 @@ class BinOp:
         return f"{side(self.left, False)} {self.op} {side(self.right, True)}"
 
 
-_PRECEDENCE = {"+": 1, "-": 1, "*": 2, "/": 2, "%": 2}
+_PRECEDENCE = {"lor": -5, "land": -4, "bor": -3, "bxor": -2, "band": -1, "bshl": 0, "bshr": 0,
+               "bshru": 0, "+": 1, "-": 1, "*": 2, "/": 2, "%": 2, "^": 3}
+
+
+@dataclass(frozen=True)
+class Call:
+    """A functor: ``cat(a, b)``, ``strlen(s)``, ``min(x, y)``, ``to_number(s)``, ``bnot x``
+    (:mod:`.functors` names them all and computes them)."""
+
+    name: str
+    args: tuple
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        return f"{self.name}({', '.join(map(str, self.args))})"
 
 
 @dataclass(frozen=True)
@@ -87,6 +101,22 @@ class Aggregate:
         return f"{self.func}({'' if self.arg is None else self.arg})"
 
 
+@dataclass(frozen=True)
+class BodyAggregate:
+    """Soufflé's ``count : { edge(x, _) }``, ``sum w : { ... }``: a term; ``body`` is one
+    conjunction (a tuple of literals).  :mod:`.normalize` rewrites it into a relation of its
+    own and an atom reading it."""
+
+    func: str
+    arg: object | None
+    body: tuple
+    pos: Pos = field(compare=False)
+
+    def __str__(self) -> str:
+        arg = f" {self.arg}" if self.arg is not None else ""
+        return f"{self.func}{arg} : {{ {', '.join(map(str, self.body))} }}"
+
+
 def variables(term) -> list[str]:
     """The variable names in a term, in order of first appearance."""
     out: list[str] = []
@@ -100,6 +130,9 @@ def variables(term) -> list[str]:
             walk(t.right)
         elif isinstance(t, Negative):
             walk(t.operand)
+        elif isinstance(t, Call):
+            for a in (t.args[:1] if t.name == "as" else t.args):     # as(x, type)
+                walk(a)
         elif isinstance(t, Aggregate) and t.arg is not None:
             walk(t.arg)
     walk(term)
@@ -132,6 +165,9 @@ class Comparison:
     left: object
     right: object
     pos: Pos = field(compare=False)
+    #: for an assignment the compiler wrote (an atom's expression argument bound to a fresh
+    #: variable), the atom as the person wrote it; error messages name it
+    origin: str = field(default="", compare=False)
 
     def __str__(self) -> str:
         return f"{self.left} {self.op} {self.right}"
@@ -176,12 +212,15 @@ class InputDirective:
     source: str | None         # the collection after ``from``
     pos: Pos = field(compare=False)
     source_pos: Pos | None = field(default=None, compare=False)
+    #: Soufflé's IO options, ``IO=file, filename="edge.csv", delimiter=","`` (key -> value)
+    options: dict = field(default_factory=dict, compare=False)
 
 
 @dataclass(frozen=True)
 class OutputDirective:
     names: tuple
     pos: Pos = field(compare=False)
+    options: dict = field(default_factory=dict, compare=False)
 
 
 @dataclass
@@ -190,6 +229,7 @@ class Program:
 
     text: str
     decls: list = field(default_factory=list)
+    types: dict = field(default_factory=dict)       # .type name -> ((names...), pos)
     inputs: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
     rules: list = field(default_factory=list)

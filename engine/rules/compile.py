@@ -23,7 +23,8 @@ from ddlab.engine.loops import Loop
 
 from .analyze import Analysis, Relation
 from .errors import RulesRuntimeTypeError
-from .ast import (Aggregate, Atom, BinOp, Comparison, Const, Negation, Negative, Rule, Var,
+from . import functors
+from .ast import (Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Negative, Rule, Var,
                   Wildcard, variables)
 
 __all__ = ["Compiler", "evaluate_columns"]
@@ -48,9 +49,27 @@ def evaluate_columns(expr, columns: dict, n: int):
         a, ok_a = evaluate_columns(expr.left, columns, n)
         b, ok_b = evaluate_columns(expr.right, columns, n)
         try:
-            return _arithmetic(expr.op, a, b, _and(ok_a, ok_b))
+            if expr.op in ARITHMETIC:
+                return _arithmetic(expr.op, a, b, _and(ok_a, ok_b))
+            values, ok = functors.operate(expr.op, a, b)
+            return values, _and(_and(ok_a, ok_b), ok)
         except TypeError as err:     # e.g. a symbol plus a number
             raise _Mismatch(expr, a, b) from err
+    if isinstance(expr, Call):
+        if expr.name == "as":
+            values, ok = evaluate_columns(expr.args[0], columns, n)
+            cast, ok_c = functors.cast(values, expr.args[1].name)
+            return cast, _and(ok, ok_c)
+        args, ok = [], None
+        for a in expr.args:
+            values, ok_a = evaluate_columns(a, columns, n)
+            args.append(values)
+            ok = _and(ok, ok_a)
+        try:
+            values, ok_f = functors.call(expr.name, args)
+        except TypeError as err:
+            raise RulesFunctorError(expr, err) from err
+        return values, _and(ok, ok_f)
     raise DataflowError(f"cannot evaluate {expr}")  # pragma: no cover - the grammar has no other
 
 
@@ -78,6 +97,17 @@ def _arithmetic(op: str, a, b, ok):
     # Soufflé's C++ computes it), so -7.0 % 2 is -1.0 as -7 % 2 is -1; np.mod's floored
     # remainder (Python's) would give 1.0 for the float and -1 for the int
     return np.fmod(a, safe), ok
+
+
+ARITHMETIC = ("+", "-", "*", "/", "%")
+
+
+class RulesFunctorError(TypeError):
+    """A functor met values it does not take (``strlen`` of a number)."""
+
+    def __init__(self, node, err):
+        super().__init__(f"{node}: {err}")
+        self.node = node
 
 
 class _Mismatch(TypeError):
@@ -157,6 +187,7 @@ class Compiler:
         self.loops: list[str] = []
         self._paths: dict = {}
         self._empty = None
+        self._unit = None
         self._owner = None          # (rule index) or ("relation", name): who an op belongs to
 
     # -- naming and bookkeeping ----------------------------------------------------------
@@ -190,6 +221,8 @@ class Compiler:
                 return fn(*cols)
             except _Mismatch as err:
                 raise RulesRuntimeTypeError(err.message(), text, err.node.pos, hint) from None
+            except RulesFunctorError as err:
+                raise RulesRuntimeTypeError(str(err), text, err.node.pos, hint) from None
             except TypeError as err:
                 raise RulesRuntimeTypeError(f"r{rule.index} met values it cannot take: {err}",
                                             text, rule.pos, hint) from err
@@ -202,6 +235,14 @@ class Compiler:
         if self._empty is None:
             self._empty = self.flow.input(self._unique_input("empty"))
         return self._empty
+
+    def unit(self) -> Collection:
+        """A collection of one record (the binding of a rule whose body has no positive
+        atom: ``Satisfiable() :- !Inconsistent().``)."""
+        if self._unit is None:
+            self._unit = self.flow.input(self._unique_input("one binding"))
+            self._unit.insert([0])
+        return self._unit
 
     def _unique_input(self, what: str) -> str:
         base = f"{self.prefix}{what}"
@@ -370,19 +411,16 @@ class Compiler:
         plan.clear()
         atoms = [lit for lit in rule.body if isinstance(lit, Atom)]
         pending = [lit for lit in rule.body if not isinstance(lit, Atom)]
-        order = [atoms[0]]
-        bound = set(_vars_of(atoms[0]))
-        rest = atoms[1:]
-        while rest:
-            best = max(rest, key=lambda a: (len(set(_vars_of(a)) & bound), -rest.index(a)))
-            order.append(best)
-            rest.remove(best)
-            bound |= set(_vars_of(best))
-        first = order[0]
-        b = self._atom_bindings(first, env)
-        plan.append(f"scan {first}")
+        order = _join_order(atoms, pending)
+        if order:
+            first = order.pop(0)
+            b = self._atom_bindings(first, env)
+            plan.append(f"scan {first}")
+        else:        # a body of negations and tests alone: they filter the one empty binding
+            b = _Bindings(self.unit(), ["$unit"])
+            plan.append("start from one empty binding")
         b, pending = self._apply_ready(b, pending, plan, env)
-        for atom in order[1:]:
+        for atom in order:
             b = self._join(b, atom, env, plan)
             b, pending = self._apply_ready(b, pending, plan, env)
         assert not pending, f"unapplied literals {pending}"   # safety was checked
@@ -580,10 +618,12 @@ class Compiler:
             return self._made(b.coll.project(*order, name=self._name("head")))
         coll = self._defined(b, exprs, "defined")
         names = list(b.vars)
+        floats = [bool(rel.types) and rel.types[j] == "float" for j in range(len(exprs))]
 
         def make(*cols):
             env, n = dict(zip(names, cols)), len(cols[0])
-            return tuple(evaluate_columns(e, env, n)[0] for e in exprs)
+            return tuple(_as_float(evaluate_columns(e, env, n)[0]) if f else
+                         evaluate_columns(e, env, n)[0] for e, f in zip(exprs, floats))
         return self._made(coll.map_columns(self._in_words(make), name=self._name("head")))
 
     def _count_sum(self, rule, rel, b: _Bindings, plan) -> Collection:
@@ -622,6 +662,46 @@ class Compiler:
         return reduced
 
 
+def _join_order(atoms: list, pending: list) -> list:
+    """Atoms in join order: first one whose variables need no computed value (a written
+    ``e(x + 1)`` has a fresh variable an assignment computes), then always the atom sharing
+    most variables with what is bound or computable from it."""
+    computed = {}
+    for lit in pending:
+        if isinstance(lit, Comparison) and lit.origin and isinstance(lit.left, Var):
+            computed[lit.left.name] = set(variables(lit.right))
+
+    def closure(bound):
+        grown = True
+        while grown:
+            grown = False
+            for var, needs in computed.items():
+                if var not in bound and needs <= bound:
+                    bound.add(var)
+                    grown = True
+        return bound
+
+    if not atoms:
+        return []
+    plain = [a for a in atoms if not set(_vars_of(a)) & set(computed)]
+    first = plain[0] if plain else atoms[0]
+    order, rest = [first], [a for a in atoms if a is not first]
+    bound = closure(set(_vars_of(first)))
+    while rest:
+        best = max(rest, key=lambda a: (len(set(_vars_of(a)) & bound), -rest.index(a)))
+        order.append(best)
+        rest.remove(best)
+        bound = closure(bound | set(_vars_of(best)))
+    return order
+
+
+def _as_float(values):
+    """A head field declared ``float``: integer results (``x + 1`` of an int column) as floats,
+    so the column never mixes the two kinds."""
+    arr = np.asarray(values)
+    return arr.astype(np.float64) if arr.dtype.kind in "iub" else arr
+
+
 def _vars_of(atom: Atom) -> list:
     out = []
     for a in atom.args:
@@ -631,8 +711,9 @@ def _vars_of(atom: Atom) -> list:
 
 
 def _divides(expr) -> bool:
+    """Whether ``expr`` may be undefined on some rows (a division, a power, a functor)."""
     if isinstance(expr, BinOp):
-        return expr.op in "/%" or _divides(expr.left) or _divides(expr.right)
+        return expr.op in ("/", "%", "^") or _divides(expr.left) or _divides(expr.right)
     if isinstance(expr, Negative):
         return _divides(expr.operand)
-    return False
+    return isinstance(expr, Call)

@@ -89,6 +89,21 @@ class RulesRuntimeTypeError(RulesError):
     code = "runtime_type_mismatch"
 
 
+class UnknownFunctorError(RulesError):
+    """A call names no functor (or gives it the wrong number of arguments)."""
+
+    kind = "unknown functor"
+    code = "unknown_functor"
+
+
+class UnsupportedError(RulesError):
+    """A construct of Soufflé's language that ddlab does not run: the message names it, the
+    place, and the way to write the program without it."""
+
+    kind = "not supported"
+    code = "unsupported"
+
+
 def render(message: str, text: str | None, pos: Pos | None, hint: str | None) -> str:
     """``line L, column C: message``, the source line, a caret under the column, the hint."""
     head = f"line {pos.line}, column {pos.column}: {message}" if pos else message

@@ -7,10 +7,12 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from ddlab.engine import Collection, DataflowError
+from ddlab.engine import Collection, Dataflow, DataflowError
 
 from .analyze import Analysis, analyze
 from .compile import Compiler
+from .errors import RulesError
+from .files import base_type, check_options, fact_path, read_facts, write_relation
 from .parse import closest, parse
 from .proof import prove
 
@@ -34,7 +36,8 @@ def check(text: str, available: dict) -> Analysis:
 
 
 def rules(text: str, inputs: dict | None = None, *, flow=None, limit: int | None = None,
-          on_limit: str = "error", name: str = "rules") -> "RulesProgram":
+          on_limit: str = "error", name: str = "rules", facts_dir=None,
+          output_dir=None) -> "RulesProgram":
     """Compile the rules in ``text`` onto the flow of ``inputs`` (name -> collection; an
     ``.input rel from NAME`` reads ``inputs[NAME]``, a plain ``.input rel`` reads
     ``inputs[rel]``).  ``limit`` bounds each recursive stratum's iterations; past it,
@@ -44,6 +47,13 @@ def rules(text: str, inputs: dict | None = None, *, flow=None, limit: int | None
     :class:`~.errors.RulesError` before anything is built.  An input read whole that holds
     a set already (``flow.input(..., distinct=True)``, checked by the engine) is read
     without the ``distinct`` that makes any other input a set.
+
+    Files, as Soufflé reads them (:mod:`.files`): an ``.input`` whose relation is not among
+    ``inputs`` reads ``<facts_dir>/<name>.facts`` (or its ``filename`` option; ``facts_dir``
+    defaults to the working folder, as Soufflé's ``-F``) into a new input collection
+    (``program.file_inputs``); :meth:`RulesProgram.write_outputs` writes the ``.output``
+    relations to ``output_dir`` (Soufflé's ``-D``).  With no inputs and no ``flow`` a new
+    Dataflow is made (``program.flow``).
 
     >>> from ddlab import Dataflow
     >>> flow = Dataflow(); edges = flow.input("edges", columns=["src", "dst"])
@@ -74,15 +84,57 @@ def rules(text: str, inputs: dict | None = None, *, flow=None, limit: int | None
         flows.setdefault(id(flow), flow)
     if len(flows) > 1:
         raise DataflowError("the inputs belong to different Dataflows; rules run on one")
+    parsed = parse(text)
+    check_options(parsed, text)
+    reads = _file_reads(parsed, inputs, facts_dir)
+    if not flows and (reads or facts_dir is not None):
+        flows[0] = Dataflow()
     if not flows:
         raise DataflowError("rules need a flow: give inputs, or flow= for a program of facts")
     flow = next(iter(flows.values()))
-    analysis = check(text, {k: list(c.columns) if c.columns else None
-                            for k, c in inputs.items()})
+    file_inputs = {}
+    for inp in reads:
+        decl = next((d for d in parsed.decls if d.name == inp.name), None)
+        attributes = (decl.attributes or (("holds", "bool"),)) if decl else None
+        types = [base_type(t, parsed.types, text) for _, t in attributes] if decl else None
+        rows, header = read_facts(inp, types, facts_dir, text)
+        columns = ([a for a, _ in attributes] if decl else header
+                   or [f"c{j}" for j in range(len(rows[0]) if rows and isinstance(rows[0], tuple)
+                                              else 1)])
+        coll = flow.input(_unique(flow, f"{name}: {inp.name}" if name else inp.name),
+                          columns=columns)
+        coll.insert(rows)
+        inputs[inp.source or inp.name] = file_inputs[inp.name] = coll
+    analysis = analyze(parsed, {k: list(c.columns) if c.columns else None
+                                for k, c in inputs.items()})
     compiler = Compiler(analysis, inputs, flow, prefix=f"{name}: " if name else "",
                         limit=limit, partial=on_limit == "partial")
     relations = compiler.build()
-    return RulesProgram(text, analysis, compiler, relations, flow)
+    program = RulesProgram(text, analysis, compiler, relations, flow)
+    program.file_inputs, program.output_dir = file_inputs, output_dir
+    if output_dir is not None or any(o.options for o in parsed.outputs):
+        program._written = {n: program.outputs[n].view() for n in program.outputs}
+    return program
+
+
+def _file_reads(parsed, inputs: dict, facts_dir) -> list:
+    """The ``.input`` directives that read a file: not given as a collection, and either with
+    IO options, or a facts folder given, or their default file present."""
+    out = []
+    for inp in parsed.inputs:
+        if (inp.source or inp.name) in inputs:
+            continue
+        if inp.options or facts_dir is not None or \
+                fact_path(inp.name, inp.options, facts_dir).exists():
+            out.append(inp)
+    return out
+
+
+def _unique(flow, base: str) -> str:
+    name, k = base, 2
+    while name in flow.inputs:
+        name, k = f"{base} {k}", k + 1
+    return name
 
 
 class RulesProgram(Mapping):
@@ -96,6 +148,9 @@ class RulesProgram(Mapping):
 
     def __init__(self, text, analysis: Analysis, compiler: Compiler, relations: dict, flow):
         self.text, self.analysis, self.flow = text, analysis, flow
+        self.file_inputs: dict = {}       # relation -> the input collection its file filled
+        self.output_dir = None
+        self._written: dict = {}          # output -> its view, kept for write_outputs
         self._compiler = compiler
         self._relations = relations
         self.outputs = {n: relations[n] for n in analysis.outputs}
@@ -128,6 +183,43 @@ class RulesProgram(Mapping):
     def __repr__(self) -> str:
         return (f"<RulesProgram: {len(self.analysis.program.rules)} rules, outputs "
                 f"{', '.join(self.outputs)}; loops {', '.join(self.loops) or 'none'}>")
+
+    def write_outputs(self, directory=None) -> list:
+        """Write every ``.output`` relation as its IO options say (Soufflé's: by default
+        ``<directory>/<name>.csv``, tab-separated; ``directory`` defaults to the program's
+        ``output_dir``, else the working folder); the paths written.  Call it after a step:
+        the files hold the relations as they are then.
+
+        >>> import tempfile, pathlib
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "edge.facts").write_text("1\\t2\\n2\\t3\\n")
+        >>> p = rules(".decl edge(a: number, b: number)\\n.input edge\\n"
+        ...           ".decl path(a: number, b: number)\\n.output path\\n"
+        ...           "path(x, y) :- edge(x, y).\\npath(x, z) :- path(x, y), edge(y, z).",
+        ...           facts_dir=folder, output_dir=folder)
+        >>> _ = p.flow.step(); [path.name for path in p.write_outputs()]
+        ['path.csv']
+        >>> (folder / "path.csv").read_text().splitlines()
+        ['1\\t2', '1\\t3', '2\\t3']
+        """
+        folder = directory if directory is not None else self.output_dir
+        options = {}
+        for out in self.analysis.program.outputs:
+            for n in out.names:
+                options[n] = out.options
+        if not self._written:
+            raise RulesError("this program keeps no copy of its outputs to write: give "
+                             "rules(..., output_dir=PATH) (or IO options on an .output) when "
+                             "compiling it")
+        written = []
+        for n, view in self._written.items():
+            rows = [r if isinstance(r, tuple) else (r,) for r, m in view.to_dict().items()
+                    if m > 0]
+            path = write_relation(n, rows, list(self.outputs[n].columns or []),
+                                  options.get(n, {}), folder, self.text)
+            if path is not None:
+                written.append(path)
+        return written
 
     def relation(self, name: str) -> Collection:
         """Any relation's collection (outside loops), outputs or not."""

@@ -71,6 +71,16 @@ def _cogroup_fn(k, left, right):
     return [((sum(m for _, m in left) - sum(m for _, m in right)) % M, 1)]
 
 
+def _reduce_all_fn(k, vals):
+    """A global reduce's function: ``k`` is ``()``, the values the whole records."""
+    return [((sum(r[0] * m for r, m in vals) % M, sum(r[1] * m for r, m in vals) % M), 1)]
+
+
+def _pad(n):
+    """A global count's or sum's one field as a two-field record ``(n mod M, 0)``."""
+    return np.mod(n, M), np.zeros_like(n)
+
+
 def _select_fn(k, x, y):
     return (k, (x + y) % M)
 
@@ -108,15 +118,16 @@ class Node:
 
 UNARY = ["map", "filter", "flat_map", "map_columns", "filter_columns", "project", "negate",
          "consolidate", "inspect", "distinct", "threshold", "count", "sum", "min", "max",
-         "top_k", "reduce"]
+         "top_k", "reduce", "count_all", "sum_all", "min_all", "max_all", "top_k_all",
+         "reduce_all"]
 BINARY = ["concat", "join", "join_fn", "join_step", "union", "intersect", "except_", "cogroup"]
 #: operators whose output multiplicities are bounded (by a constant, or by a leaf's): loop
 #: bodies end in one, so multiplicities cannot grow from iteration to iteration
 BOUNDED = ["distinct", "threshold", "count", "min", "max", "top_k", "reduce", "intersect",
-           "cogroup"]
+           "cogroup", "count_all", "min_all", "max_all", "top_k_all", "reduce_all"]
 PARAMS = {"map": list(MAPS), "filter": list(FILTERS), "flat_map": list(FLAT_MAPS),
           "map_columns": list(MAP_COLUMNS), "filter_columns": list(FILTER_COLUMNS),
-          "threshold": list(THRESHOLDS), "top_k": [1, 2]}
+          "threshold": list(THRESHOLDS), "top_k": [1, 2], "top_k_all": [1, 2]}
 
 
 @st.composite
@@ -226,6 +237,18 @@ def build(node: Node, inputs: dict, env: dict | None = None):
         return c.top_k(p)
     if op == "reduce":
         return c.reduce(_reduce_fn)
+    # global aggregates (key_columns=0: one group, the whole collection), padded back to
+    # two fields where they give one
+    if op == "count_all":
+        return c.count(key_columns=0).map_columns(_pad)
+    if op == "sum_all":
+        return c.project(1).sum(key_columns=0).map_columns(_pad)
+    if op in ("min_all", "max_all"):
+        return getattr(c, op[:3])(key_columns=0)
+    if op == "top_k_all":
+        return c.top_k(p, key_columns=0)
+    if op == "reduce_all":
+        return c.reduce(_reduce_all_fn, key_columns=0)
     return getattr(c, op)()  # negate, consolidate, distinct, count, sum, min, max
 
 
@@ -349,6 +372,29 @@ def evaluate(node: Node, data: dict, env: dict | None = None, bound: int = 40,
             for v, m in _reduce_fn(k, [(r[1], mm) for r, mm in rows]):
                 out[(k, v)] += m
         return _clean(out)
+    present = {r: m for r, m in c.items() if m}
+    if op == "count_all":
+        total = sum(present.values())
+        return {(total % M, 0): 1} if total else {}
+    if op == "sum_all":
+        values = Counter()
+        for r, m in present.items():
+            values[r[1]] += m
+        values = _clean(values)
+        return {(sum(v * m for v, m in values.items()) % M, 0): 1} if values else {}
+    if op in ("min_all", "max_all"):
+        positive = [r for r, m in present.items() if m > 0]
+        return {(max if op == "max_all" else min)(positive): 1} if positive else {}
+    if op == "top_k_all":
+        out, left = Counter(), p
+        for r in sorted((r for r, m in present.items() if m > 0), reverse=True):
+            take = min(present[r], left)
+            if take > 0:
+                out[r] += take
+            left -= take
+        return dict(out)
+    if op == "reduce_all":
+        return {_reduce_all_fn((), list(present.items()))[0][0]: 1} if present else {}
     raise AssertionError(op)
 
 

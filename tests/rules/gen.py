@@ -41,7 +41,7 @@ class GAtom:
     args: tuple            # variable names (str), constants (int), or "_"
 
     def text(self) -> str:
-        return f"{self.rel}({', '.join(str(a) for a in self.args)})"
+        return f"{self.rel}({', '.join(a.text() if isinstance(a, GExpr) else str(a) for a in self.args)})"
 
 
 @dataclass(frozen=True)
@@ -64,6 +64,25 @@ class GExpr:
 
 
 @dataclass(frozen=True)
+class GFun:
+    """A functor or a bitwise/logical operator of two variables: ``max(x, y)``, ``x band y``."""
+    name: str
+    a: str
+    b: str
+
+    def text(self) -> str:
+        if self.name in ("min", "max"):
+            return f"{self.name}({self.a}, {self.b})"
+        return f"{self.a} {self.name} {self.b}"
+
+    def value(self, env):
+        x, y = env[self.a], env[self.b]
+        return {"min": min, "max": max, "band": lambda p, q: p & q, "bor": lambda p, q: p | q,
+                "bxor": lambda p, q: p ^ q,
+                "land": lambda p, q: int(bool(p) and bool(q))}[self.name](x, y)
+
+
+@dataclass(frozen=True)
 class GRule:
     head: str
     head_args: tuple                 # var names / ints / GExpr / ("agg", func, GExpr|None)
@@ -71,6 +90,9 @@ class GRule:
     negative: tuple = ()             # GAtom...
     compares: tuple = ()             # (op, var, var-or-int)
     lets: tuple = ()                 # (new var, GExpr)
+    #: Soufflé's body aggregate ``c = count : { a(x, u1) }`` as (var, func, GAtom, arg var or
+    #: None): variables of the atom bound outside are its group, ``u1``, ``u2`` its own
+    bagg: tuple = ()
 
     def text(self) -> str:
         def head_arg(a):
@@ -79,6 +101,9 @@ class GRule:
             return a.text() if isinstance(a, GExpr) else str(a)
         body = [p.text() for p in self.positive]
         body += [f"{v} = {e.text()}" for v, e in self.lets]
+        if self.bagg:
+            var, func, atom, arg = self.bagg
+            body.append(f"{var} = {func}{' ' + arg if arg else ''} : {{ {atom.text()} }}")
         body += [f"{left} {op} {right}" for op, left, right in self.compares]
         body += ["!" + n.text() for n in self.negative]
         return f"{self.head}({', '.join(head_arg(a) for a in self.head_args)}) :- {', '.join(body)}."
@@ -111,6 +136,10 @@ def _match(atom, tup, env):
     for a, v in zip(atom.args, tup):
         if a == "_":
             continue
+        if isinstance(a, GExpr):          # an expression argument: computed, then compared
+            if a.value(env) != v:
+                return None
+            continue
         if isinstance(a, int):
             if v != a:
                 return None
@@ -131,6 +160,19 @@ def _bindings(rule, db):
     for env in envs:
         for var, expr in rule.lets:
             env[var] = expr.value(env)
+        if rule.bagg:
+            var, func, atom, arg = rule.bagg
+            # every matching tuple counts (Soufflé's counting); none: 0 for count and sum
+            matched = [m for tup in db[atom.rel] for m in [_match(atom, tup, env)] if m is not None]
+            values = [m[arg] for m in matched] if arg else []
+            if func == "count":
+                env[var] = len(matched)
+            elif func == "sum":
+                env[var] = sum(values)
+            elif values:
+                env[var] = min(values) if func == "min" else max(values)
+            else:
+                continue
         ok = True
         for op, left, right in rule.compares:
             lv, rv = env[left], (right if isinstance(right, int) else env[right])
@@ -162,12 +204,9 @@ def _relation(program, name, db):
     if func in ("count", "sum"):
         (rule,) = rules
         groups: dict = {}
-        seen = set()
+        # Soufflé's counting: every combination of matched tuples counts (each binding the
+        # nested loops produce is one), ``_`` fields included
         for env in _bindings(rule, db):
-            key = tuple(sorted(env.items()))
-            if key in seen:            # distinct bindings
-                continue
-            seen.add(key)
             g = tuple(_value(a, env) for j, a in enumerate(rule.head_args) if j != pos)
             spec = rule.head_args[pos]
             groups[g] = groups.get(g, 0) + (1 if func == "count" else _value(spec[2], env))
@@ -236,20 +275,29 @@ def programs(draw, max_levels: int = 3):
         names = [f"p{li}{k}" for k in range(n_rels)]
         kinds = {}
         for name in names:
-            kind = draw(st.sampled_from(["set", "set", "set", "min", "max", "count", "sum"]))
+            kind = draw(st.sampled_from(["set", "set", "set", "min", "max", "count", "sum",
+                                         "gmin", "gmax", "gcount", "gsum"]))
             kinds[name] = kind
-            arity[name] = 2 if kind != "set" else draw(st.integers(1, 2))
+            # g...: a global aggregate, one field and no group
+            arity[name] = 1 if kind[0] == "g" else 2 if kind != "set" else \
+                draw(st.integers(1, 2))
         # aggregates over lower levels only for count/sum: keep them alone in a level of
         # their own relations' rules (their bodies read lower levels)
         for name in names:
             kind = kinds[name]
-            same = [n for n in names if kinds[n] not in ("count", "sum")]
+            same = [n for n in names if kinds[n] not in ("count", "sum", "gcount", "gsum")]
             if kind in ("count", "sum"):
                 aggregate[name] = (draw(st.integers(0, 1)), kind)
                 rules.append(draw(_rule(name, arity, lower, [], kind, aggregate[name][0])))
                 continue
+            if kind in ("gcount", "gsum"):
+                aggregate[name] = (0, kind[1:])
+                rules.append(draw(_rule(name, arity, lower, [], kind, 0)))
+                continue
             if kind in ("min", "max"):
                 aggregate[name] = (1, kind)
+            if kind in ("gmin", "gmax"):
+                aggregate[name] = (0, kind[1:])
             n_rules = draw(st.integers(1, 3))
             for i in range(n_rules):
                 # a min/max relation's first rule aggregates in its head (the others may give
@@ -267,8 +315,13 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
     positive = []
     for _ in range(n_pos):
         rel = draw(st.sampled_from(sources))
+        earlier = list(dict.fromkeys(a for p in positive for a in p.args
+                                     if isinstance(a, str) and a != "_"))
+        # an expression argument over a variable an earlier atom binds: fib(n - 1, a)
+        exprs = [st.builds(GExpr, st.sampled_from(earlier), st.integers(-2, 2))] \
+            if earlier else []
         args = tuple(draw(st.one_of(*[st.sampled_from(VARS)] * 5, st.integers(0, M - 1),
-                                    st.just("_")))
+                                    st.just("_"), *exprs))
                      for _ in range(arity[rel]))
         positive.append(GAtom(rel, args))
     bound = [a for p in positive for a in p.args if isinstance(a, str) and a != "_"]
@@ -279,8 +332,29 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
         bound = ["x"]
     lets = ()
     if draw(st.integers(0, 3)) == 0:
-        lets = (("v", GExpr(draw(st.sampled_from(bound)), draw(st.integers(1, 3)), M)),)
+        if draw(st.booleans()):
+            lets = (("v", GExpr(draw(st.sampled_from(bound)), draw(st.integers(1, 3)), M)),)
+        else:       # functors and operators keep values in 0..M-1 (M a power of two)
+            lets = (("v", GFun(draw(st.sampled_from(["min", "max", "band", "bor", "bxor",
+                                                     "land"])),
+                               draw(st.sampled_from(bound)), draw(st.sampled_from(bound)))),)
         bound = bound + ["v"]
+    bagg = ()
+    if lower and kind == "set" and draw(st.integers(0, 3)) == 0:
+        rel = draw(st.sampled_from(lower))
+        args = tuple(draw(st.one_of(st.sampled_from(bound), st.sampled_from(["u1", "u2"]),
+                                    st.just("_"), st.integers(0, M - 1)))
+                     for _ in range(arity[rel]))
+        func = draw(st.sampled_from(["count", "sum", "min", "max"]))
+        local = [a for a in args if a in ("u1", "u2")]
+        arg = None
+        if func != "count":
+            if not local:
+                func = "count"
+            else:
+                arg = draw(st.sampled_from(local))
+        bagg = ("c", func, GAtom(rel, args), arg)
+        bound = bound + ["c"]
     compares = ()
     if draw(st.integers(0, 2)) == 0:
         op = draw(st.sampled_from(["<", "!=", "<=", "="]))
@@ -290,7 +364,9 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
     negative = ()
     if lower and draw(st.integers(0, 2)) == 0:
         rel = draw(st.sampled_from(lower))
-        args = tuple(draw(st.one_of(st.sampled_from(bound), st.just("_"), st.integers(0, M - 1)))
+        args = tuple(draw(st.one_of(st.sampled_from(bound), st.just("_"), st.integers(0, M - 1),
+                                    st.builds(GExpr, st.sampled_from(bound),
+                                              st.integers(-2, 2))))
                      for _ in range(arity[rel]))
         negative = (GAtom(rel, args),)
     recursive = any(p.rel in same for p in positive)
@@ -298,6 +374,13 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
     if kind == "set":
         head_args = tuple(draw(st.sampled_from(bound)) if draw(st.integers(0, 5)) else
                           draw(st.integers(0, M - 1)) for _ in range(n))
+    elif kind in ("gcount", "gsum"):
+        head_args = (("agg", kind[1:], GExpr(draw(st.sampled_from(bound))) if kind == "gsum"
+                      else None),)
+    elif kind in ("gmin", "gmax"):
+        v = draw(st.sampled_from(bound))
+        step = draw(st.integers(0, 2)) if recursive else draw(st.integers(-2, 2))
+        head_args = (("agg", kind[1:], GExpr(v, step if kind == "gmin" else -step)),)
     elif kind in ("count", "sum"):
         g = draw(st.sampled_from(bound))
         spec = ("agg", kind, GExpr(draw(st.sampled_from(bound))) if kind == "sum" else None)
@@ -312,7 +395,7 @@ def _rule(draw, head, arity, lower, same, kind, agg_pos, plain_ok=True):
             head_args = (g, draw(st.integers(0, M - 1)))       # a plain candidate rule
         else:
             head_args = (g, ("agg", kind, expr))
-    return GRule(head, head_args, tuple(positive), negative, compares, lets)
+    return GRule(head, head_args, tuple(positive), negative, compares, lets, bagg)
 
 
 # -- input streams -------------------------------------------------------------------------

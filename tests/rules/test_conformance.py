@@ -31,8 +31,6 @@ NEMO_NEGATION = "a variable only under negation (!s3(X, 5, P)) is rejected as un
 UNDECLARED = "a relation used without rules, facts, .input or .decl is an error (it catches " \
              "typos); Soufflé's original declares it with .decl, which ddlab reads as empty"
 KNOWN_GAPS = {
-    "crepe_recursive_negation": "zero-field relations (Ok()) are not supported; the rule is "
-                                "rejected as having no positive atom",
     "crepe_underscore_in_goal": "'_' in a head is an UnsafeRuleError (code unbound_variable); "
                                 "the suite expects the code 'safety_violations'",
     "unsafe_negation_variable_only_in_negative_literal": "rejected as UnsafeRuleError (code "
