@@ -35,16 +35,17 @@ _LOOKUPS, _MAINTENANCE = "trace lookups", "trace maintenance"
 #: Functions of the trace package are named one by one (a test checks that every function
 #: defined there is), so a new lookup cannot fall into another layer unnoticed.
 _LAYERS = {
-    "scope.py": {"*": "scheduling"},
-    "progress/tracker.py": {"*": "scheduling"},
-    "progress/antichain.py": {"*": "scheduling"},
-    "progress/change_batch.py": {"*": "scheduling"},
-    "progress/reachability.py": {"*": "scheduling"},
+    # the runtime core: scheduling, counting and the run protocol
+    "runtime/scope.py": {"*": "scheduling"},
+    "runtime/protocol.py": {"*": "scheduling"},
+    "runtime/wiring.py": {"*": "scheduling"},
+    "runtime/contract.py": {"*": "scheduling"},
+    "runtime/progress/tracker.py": {"*": "scheduling"},
+    "runtime/progress/antichain.py": {"*": "scheduling"},
+    "runtime/progress/change_batch.py": {"*": "scheduling"},
+    "runtime/progress/reachability.py": {"*": "scheduling"},
     "dataflow.py": {"*": "scheduling"},
     "statistics.py": {"*": "scheduling"},
-    "operators/base.py": {"run_at": "scheduling", "enqueue": "scheduling", "emit": "scheduling",
-                          "input_time": "scheduling", "step": "scheduling",
-                          "accept": "scheduling"},
     "batch.py": {"*": "consolidation"},
     "operators/reduce.py": {"_accumulate_small": "consolidation"},
     "operators/io.py": {"*": "sinks"},

@@ -48,7 +48,8 @@ def test_every_trace_function_has_a_layer(profile):
     ("trace/spine.py", "_merge_by_key", "trace maintenance"),
     ("trace/layout.py", "take_columns", None),           # a helper: its caller's layer
     ("batch.py", "consolidate", "consolidation"),
-    ("operators/base.py", "emit", "scheduling"),
+    ("runtime/protocol.py", "emit", "scheduling"),
+    ("runtime/progress/tracker.py", "apply", "scheduling"),
     ("operators/join.py", "_match", "operator logic"),
     ("algorithms/graphs.py", "priority", "user code"),
 ])

@@ -14,8 +14,8 @@ from graph_oracle import cc_oracle
 import ddlab
 from ddlab.algorithms import connected_components
 from ddlab.engine.errors import DataflowError
-from ddlab.engine.progress import ScopeTracker
-from ddlab.engine.scope import Scope
+from ddlab.engine.runtime.progress import ScopeTracker
+from ddlab.engine.runtime.scope import Scope
 
 
 def _one_sweep(self) -> bool:
