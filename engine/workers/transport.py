@@ -108,6 +108,7 @@ def _shared_copy(views) -> int:
             while done < view.nbytes:
                 done += os.pwrite(fd, view[done:], at + done)
             at += -(-view.nbytes // _ALIGN) * _ALIGN
+        os.ftruncate(fd, max(at, 1))  # (the last array's padding: the size the reader maps)
         return fd
     except BaseException:
         os.close(fd)
