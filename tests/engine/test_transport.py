@@ -668,3 +668,65 @@ def test_updates_are_handed_back_when_the_workers_rollback_itself_fails():
         flow.close()
     ''')
     assert lines(out) == ["OK"]
+
+
+# -- the background compiler of the kernels ---------------------------------------------------
+def test_a_forked_worker_does_not_take_the_background_compiler_for_its_own(monkeypatch):
+    """A worker forked while the kernels compile in the background is not that compiler's
+    parent: asking its ``Popen`` there read as finished, and the worker compiled the kernels
+    itself.  It must wait for the compiler like any other process (answer: not yet)."""
+    from ddlab.engine import kernels, tuning
+
+    compiler = subprocess.Popen(["sleep", "30"])
+    try:
+        for key, value in (("compiling", compiler), ("ready", False), ("failed", False),
+                           ("next_poll", 0.0), ("waiting", False)):
+            monkeypatch.setitem(kernels._state, key, value)
+        monkeypatch.setattr(tuning, "KERNELS", True)
+        monkeypatch.setattr(tuning, "FAST_PATHS", True)
+        monkeypatch.setattr(kernels, "background", True)
+        monkeypatch.setattr(kernels, "available", lambda: True)
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the forked worker
+            try:
+                kernels.warm_up = lambda: os.write(w, b"compiled here;") and 0.0
+                kernels.cache_is_warm = lambda: False
+                kernels._compiler_elsewhere = lambda: True  # (the parent's lock)
+                os.write(w, b"answer=%d" % kernels.active())
+            finally:
+                os._exit(0)
+        os.close(w)
+        os.waitpid(pid, 0)
+        got = os.read(r, 200)
+        os.close(r)
+        assert got == b"answer=0"
+        assert compiler.poll() is None  # (still the parent's, still running)
+    finally:
+        compiler.kill()
+        compiler.wait()
+
+
+def test_the_background_compiler_runs_in_a_session_of_its_own(monkeypatch, tmp_path):
+    """Jupyter's Stop signals the kernel's process group: the compiler must not be in it."""
+    from ddlab.engine import kernels
+
+    real, started = subprocess.Popen, []
+
+    def popen(args, **options):
+        proc = real(["sleep", "30"], **options)  # (the compiler's options, a stand-in's work)
+        started.append(proc)
+        return proc
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    monkeypatch.setattr(kernels, "_log_path", lambda: tmp_path / "compile.log")
+    monkeypatch.setitem(kernels._state, "compiling", None)
+    kernels._start_background()
+    try:
+        assert started, "no compiler was started"
+        assert os.getsid(started[0].pid) == started[0].pid != os.getsid(0)
+    finally:
+        for proc in started:
+            proc.kill()
+            proc.wait()
+        kernels._state["compiling"] = None
