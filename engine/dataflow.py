@@ -389,9 +389,13 @@ class Dataflow:
             inp.op.closed = []
             inp.op.capability = None  # taken again at the next step
         self.in_flight = 0
-        if self._team is not None:  # every worker back, its capabilities agreed again
-            self._team.abort(epochs[0])
         err.discarded_updates = lost
+        if self._team is not None:  # every worker back, its capabilities agreed again
+            try:
+                self._team.abort(epochs[0])
+            except BaseException as failed:  # (the updates are handed back on it too)
+                failed.discarded_updates = lost
+                raise
         if hasattr(err, "add_note"):
             which = f"epoch {epochs[0]} was rolled back; every collection reads as before it" \
                 if len(epochs) == 1 else (f"epochs {epochs[0]}-{epochs[-1]} (in flight "
@@ -409,8 +413,14 @@ class Dataflow:
         >>> flow = Dataflow(workers=1); flow.close()
         """
         if self._team is not None:
-            self._team.stop()
-            self._team.broken = "the flow was closed (Dataflow.close)"
+            self._team.stop("the flow was closed (Dataflow.close)")
+
+    def __enter__(self) -> "Dataflow":
+        """``with Dataflow(workers=2) as flow:`` -- the workers stop when the block ends."""
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     # -- introspection -----------------------------------------------------------------
     @property

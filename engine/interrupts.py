@@ -70,3 +70,62 @@ class DeferredInterrupts:
             if note:
                 err.add_note(note)
             raise
+
+
+class _Held:
+    """The state of :func:`held` (one per process: only the main thread handles signals)."""
+    depth = 0
+    pending = False
+    previous = None
+
+
+def _note_held(signum, frame) -> None:
+    _Held.pending = True
+
+
+class held:
+    """``with held():`` -- Ctrl-C waits until the block is done, then is raised (through the
+    handler that was installed before, as it would have been).  Nesting is cheap (a counter).
+
+    Why a Python handler rather than ``pthread_sigmask``: a mask holds the signal back from
+    the main thread only, and in a Jupyter kernel (or any process with another thread alive)
+    the kernel then delivers the process-directed SIGINT of the Stop button to that other
+    thread; CPython still runs the handler in the main thread at its next bytecode, inside the
+    block.  A handler that only notes the signal works whichever thread the kernel picks.
+    Outside the main thread, or where Python's handler is not installed, it does nothing
+    (no handler of ours would run there either)."""
+
+    __slots__ = ("_mine",)
+
+    def __enter__(self) -> "held":
+        self._mine = False
+        if _Held.depth:
+            _Held.depth += 1
+            self._mine = True
+            return self
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        previous = _handlers.getsignal(signal.SIGINT)
+        if previous is None or previous is signal.SIG_IGN or previous is signal.SIG_DFL:
+            return self
+        _Held.previous, _Held.pending = previous, False
+        _handlers.signal(signal.SIGINT, _note_held)
+        _Held.depth = 1
+        self._mine = True
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if not self._mine:
+            return
+        _Held.depth -= 1
+        if _Held.depth:
+            return
+        previous, _Held.previous = _Held.previous, None
+        _handlers.signal(signal.SIGINT, previous)
+        if _Held.pending:
+            _Held.pending = False
+            if exc[0] is None:  # (an exception on its way out goes first; the Ctrl-C is dropped)
+                if callable(previous):
+                    previous(signal.SIGINT, None)
+                else:  # pragma: no cover - only callables are installed by held
+                    raise KeyboardInterrupt

@@ -91,3 +91,4 @@ def unload_ipython_extension(ip) -> None:
     ip.magics_manager.registry.pop("DDMagics", None)
     if magics in ip.configurables:
         ip.configurables.remove(magics)
+    magics.session.flow.close()  # (its worker processes; the kernel's exit stops any others)

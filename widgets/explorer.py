@@ -68,6 +68,8 @@ class Explorer:
     def __init__(self, feed, collections, *, program: ComponentCollections | None = None,
                  loop: str | None = "auto", options: ExplorerOptions | None = None):
         self.options = options if options is not None else ExplorerOptions()
+        #: whether :meth:`close` closes the flow too (the one :func:`explore_graph` built)
+        self.owns_flow = False
         self.feed, self.flow = checked_feed(feed)
         collections = named_collections(collections)
         self.program = program
@@ -312,13 +314,16 @@ class Explorer:
 
     def close(self) -> None:
         """Close every widget of the layout (front-end views go away, comms are released)
-        and cancel a pending settle."""
+        and cancel a pending settle; the flow :func:`explore_graph` built is closed too (its
+        worker processes stop; a flow given by the caller is the caller's to close)."""
         self.mover.cancel_settle()
         todo = [self.widget]
         while todo:
             widget = todo.pop()
             todo.extend(getattr(widget, "children", ()))
             widget.close()
+        if self.owns_flow:
+            self.flow.close()
 
     # -- internals ------------------------------------------------------------------------------
     def _on_slider(self, change) -> None:
@@ -486,7 +491,7 @@ def explore_graph(batches, algorithm: str = "scc", *, labels="auto", name: str =
     panel, and the explorer (its ``flow``, ``feed`` and ``program`` are attributes).  The
     flow keeps the statistics of the last ``stats_epochs`` epochs (the plots need the last
     few), so a long session's memory stays flat; it runs on ``workers`` processes (default:
-    ``DDLAB_WORKERS``, else one; ``ex.flow.close()`` stops them).  ``options``:
+    ``DDLAB_WORKERS``, else one; ``ex.close()`` stops them with the widgets).  ``options``:
     :class:`ExplorerOptions` fields.
 
     >>> from ddlab.sources import load_dataset, window_batches        # doctest: +SKIP
@@ -500,5 +505,7 @@ def explore_graph(batches, algorithm: str = "scc", *, labels="auto", name: str =
     program = component_collections(edges, algorithm, labels=labels, label_name=label_name,
                                     no_labels=no_labels)
     feed = WindowFeed(batches, edges, flow, step=False)
-    return Explorer(feed, {algorithm: program.result}, program=program,
-                    options=ExplorerOptions().updated(**options))
+    explorer = Explorer(feed, {algorithm: program.result}, program=program,
+                        options=ExplorerOptions().updated(**options))
+    explorer.owns_flow = True
+    return explorer

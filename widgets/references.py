@@ -181,7 +181,9 @@ def _program(edges, algorithm: str, prioritized: bool) -> dict[str, str]:
 def scratch_curves(records: pd.DataFrame, algorithm: str, *, prioritized: bool) -> dict:
     """Records in difference per iteration of each loop when ``records`` (``src, dst``) are
     computed from scratch in one epoch of a fresh flow (plain or prioritized propagation)."""
-    flow = ddlab.Dataflow("reference", stats_epochs=1)
+    # one worker whatever DDLAB_WORKERS says: a throwaway flow of one epoch gains nothing from
+    # forking a team (and the team would outlive the call until a garbage collection)
+    flow = ddlab.Dataflow("reference", stats_epochs=1, workers=1)
     edges = flow.input("edges", columns=["src", "dst"])
     loops = _program(edges, algorithm, prioritized)
     if len(records):

@@ -278,6 +278,21 @@ def _write_stamp() -> None:
         pass  # an unwritable cache: numba compiles in memory; the next process compiles again
 
 
+def _after_fork_in_child() -> None:
+    """A forked process (a worker) is not the background compiler's parent: asking the
+    compiler's ``Popen`` there reads as finished (``waitpid`` fails), and every worker would
+    compile the kernels itself.  It waits for the compiler's stamp instead, like any other
+    process that found the compile lock taken."""
+    if _state["compiling"] is not None:
+        _state["compiling"] = None
+        _state["waiting"] = True
+        _state["next_poll"] = monotonic() + _POLL_SECONDS
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _start_background() -> None:
     """Compile the kernels in a background process (low priority); ``active`` polls it."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -289,7 +304,10 @@ def _start_background() -> None:
         _state["compiling"] = subprocess.Popen(
             [sys.executable, "-m", "ddlab.engine.kernels.compile"], env=env,
             stdin=subprocess.DEVNULL,
-            stdout=log, stderr=log, preexec_fn=_lower_priority if os.name == "posix" else None)
+            stdout=log, stderr=log, preexec_fn=_lower_priority if os.name == "posix" else None,
+            # its own session: Jupyter's Stop (SIGINT to the kernel's process group) is not
+            # meant for it, and would leave the kernels off until the kernel restarts
+            start_new_session=os.name == "posix")
         _state["next_poll"] = monotonic() + _POLL_SECONDS
     except OSError as err:
         _fail(f"could not start compiling the kernels ({err})", "The error says why")

@@ -30,29 +30,27 @@ worker 0 sent it (and nothing is on its way: a child's messages are read before 
 """
 from __future__ import annotations
 
+import atexit
 import gc
-import mmap
-import multiprocessing
 import os
-import pickle
-import queue
-import select
-import signal
-import socket
-import struct
-import threading
-import traceback
 import warnings
 import weakref
-from contextlib import contextmanager
-from multiprocessing.connection import wait
 from time import perf_counter
 
 from ..errors import DataflowError
+from ..interrupts import held
 from ..runtime.contract import WholeBatch
-from ..runtime.wiring import wire
-from .exchange import Exchanges, accept_remote
-from .shards import WholeTrace, read_shard
+from .child import rebuild_error, serve
+from .replica import Replica, scopes_of, view_rows
+from .shards import WholeTrace
+from .transport import Children
+
+__all__ = ["WorkerTeam", "hold_interrupts", "release_interrupts", "resolve_workers",
+           "scopes_of", "stop_all", "view_rows"]
+
+#: seconds worker 0 waits for a child to roll an epoch back before it gives the team up (a
+#: child answers between two operator runs; one run longer than this is taken for a hang)
+ABORT_SECONDS = 60.0
 
 
 def resolve_workers(workers) -> int:
@@ -79,321 +77,62 @@ def resolve_workers(workers) -> int:
     return workers
 
 
-def scopes_of(flow) -> list:
-    """Every scope, the root first, in the same order in every replica."""
-    out, todo = [], [flow.root]
-    while todo:
-        scope = todo.pop(0)
-        out.append(scope)
-        todo.extend(scope.children)
-    return out
-
-
-class Replica:
-    """What a worker does to its replica of the flow: announce, receive, roll back."""
-
-    def __init__(self, flow, me: int, workers: int):
-        self.flow, self.me, self.workers = flow, me, workers
-        self.scopes = scopes_of(flow)
-        self.trackers = [s.tracker for s in self.scopes]
-        self.ops = flow.operators
-        self.exchanges = Exchanges(me, workers)
-        # the runtime counts for several workers, and the edges the operators' pacts name
-        # move records between them through this replica's exchanges
-        wire(flow, workers, self.exchanges)
-        stats = flow.statistics  # each run's start from now on (records so far: now)
-        stats.starts = [perf_counter()] * len(stats.running)
-        self.snapshots = None
-        #: the epoch :meth:`begin` was last called for (its snapshots are that epoch's)
-        self.begun: int | None = None
-        self.synced = len(flow.interner)
-
-    def outbox(self) -> list:
-        """This worker's count changes since the last barrier: ``[(scope, op, time, delta)]``."""
-        out = []
-        for k, tracker in enumerate(self.trackers):
-            box = tracker.outbox
-            if box.deltas:
-                out.extend((k, i, t, d) for (i, t), d in box.deltas.items())
-                box.deltas = {}
-        return out
-
-    def receive(self, deltas, parts) -> None:
-        """The other workers' changes, and the batches they sent this worker."""
-        trackers = self.trackers
-        for k, i, t, d in deltas:
-            trackers[k].apply(i, t, d)
-        ops = self.ops
-        for op_id, port, t, batch in parts:
-            accept_remote(ops[op_id], port, t, batch)
-
-    def begin(self, epoch: int) -> None:
-        """Snapshots for a rollback, and the inputs' epoch closed (worker 0's carry data)."""
-        flow = self.flow
-        self.snapshots = [(op, op.snapshot(), op.carried) for op in self.ops]
-        self.begun = epoch
-        flow.statistics.discard()
-        for inp in flow.inputs.values():
-            inp.op.hold_epoch(epoch)
-        for inp in flow.inputs.values():
-            inp.op.flush(epoch)
-
-    def reset_inputs(self, epoch: int) -> None:
-        """Every worker's input capabilities at ``(epoch,)``, in every worker's view: what
-        all know without an announcement (at the start, and after a rollback)."""
-        for inp in self.flow.inputs.values():
-            op = inp.op
-            op.capability = (epoch,)
-            op.tracker.apply(op.index, (epoch,), self.workers)
-
-    def roll_back(self, epoch: int) -> None:
-        """(Workers 1..N-1) back to the snapshots taken at :meth:`begin`, or, if the epoch
-        was stopped before this worker began it, to the state it is in (the snapshots of the
-        epoch before would undo that epoch here)."""
-        flow = self.flow
-        if self.begun != epoch:
-            self.snapshots = [(op, op.snapshot(), op.carried) for op in self.ops]
-        flow.root.clear()
-        for op, state, carried in self.snapshots or ():
-            op.clear_queues()
-            op.restore(state)
-            op.carried = carried
-        for parts in self.exchanges.outgoing.values():
-            parts.clear()
-        flow.statistics.discard()
-        for inp in flow.inputs.values():
-            inp.op.pending = []
-        self.reset_inputs(epoch)
-
-    def check_interner(self) -> None:
-        """Codes for new text made here would differ from another worker's: refuse."""
-        if len(self.flow.interner) != self.synced:
-            new = self.flow.interner.values_from(self.synced)[0]
-            raise DataflowError(
-                f"a user function on worker {self.me} made a new text value ({new!r}) inside "
-                f"the dataflow; with several workers text values must come from the inputs "
-                f"(or be made before the first step). Run this flow with workers=1.")
-
-    def busy(self) -> bool:
-        return bool(self.flow.root.work)
-
-
-#: where large messages' arrays go (a RAM file system), or ``None`` (all through the pipe)
-_SHM_DIR = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-#: arrays of a message from this many bytes on travel through a file in :data:`_SHM_DIR`
-_SHM_BYTES = 1 << 20
-_ALIGN = 64
-_shm_serial = [0]
-
-
-def _pack(msg) -> bytes:
-    """``msg`` as bytes for the pipe.  The arrays of a large message are written to a file in
-    shared memory and only its name travels (measured by ``python -m benchmarks ipc``: a
-    million rows 136 ms pickled through a pipe, 5 ms through shared memory); the receiver maps
-    the file and reads the arrays where they are."""
-    if _SHM_DIR is None or _bytes_of(msg) < _SHM_BYTES:
-        return pickle.dumps(msg, protocol=4)  # (in band; protocol 4 reads back fastest)
-    buffers: list = []
-    meta = pickle.dumps(msg, protocol=5, buffer_callback=buffers.append)
-    views = [b.raw() for b in buffers]
-    _shm_serial[0] += 1
-    path = os.path.join(_SHM_DIR, f"ddlab-{os.getpid()}-{_shm_serial[0]}")
-    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
-    offsets, at = [], 0
-    try:
-        for view in views:
-            offsets.append(at)
-            done = 0
-            while done < view.nbytes:
-                done += os.pwrite(fd, view[done:], at + done)
-            at += -(-view.nbytes // _ALIGN) * _ALIGN  # (each array aligned for its type)
-        os.ftruncate(fd, max(at, 1))
-    finally:
-        os.close(fd)
-    return pickle.dumps(("shm", path, at, [(o, v.nbytes) for o, v in zip(offsets, views)],
-                         meta), protocol=5)
-
-
-def _bytes_of(msg) -> int:
-    """About how many bytes of arrays ``msg`` carries (its batches' rows)."""
-    if msg[0] != "m":
-        return 0
-    parts = msg[2]
-    groups = parts.values() if isinstance(parts, dict) else (parts,)
-    return sum(len(batch) * (len(batch.cols) + 1) * 8
-               for group in groups for *_, batch in group)
-
-
-def _unpack(msg):
-    """A received message; if it came through shared memory, its arrays are views of the
-    file's pages, mapped copy-on-write (the file's name is removed at once: the pages live as
-    long as an array looks at them)."""
-    if msg[0] != "shm":
-        return msg
-    _, path, size, places, meta = msg
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        pages = mmap.mmap(fd, size, flags=mmap.MAP_PRIVATE,
-                          prot=mmap.PROT_READ | mmap.PROT_WRITE)
-    finally:
-        os.close(fd)
-        os.unlink(path)
-    whole = memoryview(pages)
-    return pickle.loads(meta, buffers=[whole[o:o + n] for o, n in places])
-
-
-class _Writer:
-    """Messages to one peer.  A message is written at once when the channel has room (the
-    usual case: large arrays travel through shared memory, so messages are small); when it
-    has not, it is handed to a thread of its own, which waits for room.  Two workers may send
-    to each other at once, and a worker that waited for room in its own thread while the other
-    did too would wait for ever; and a thread that wrote every message would cost a hand-over
-    of the interpreter lock per message (measured: milliseconds per message under load)."""
-
-    def __init__(self, conn):
-        self.conn = conn
-        self.sock = socket.socket(fileno=os.dup(conn.fileno()))
-        for option in (socket.SO_SNDBUF, socket.SO_RCVBUF):
-            try:
-                self.sock.setsockopt(socket.SOL_SOCKET, option, 1 << 20)
-            except OSError:  # pragma: no cover - a kernel refusing the size keeps its own
-                pass
-        self.lock = threading.Lock()
-        self.waiting = 0  # messages handed to the thread and not yet written
-        self.queue: queue.SimpleQueue = queue.SimpleQueue()
-        self.error: BaseException | None = None
-        self.thread = threading.Thread(target=self._write, name="ddlab worker channel",
-                                       daemon=True)
-        self.thread.start()
-
-    def send(self, msg) -> None:
-        if self.error is not None:
-            raise self.error
-        buf = _pack(msg)
-        frame = struct.pack("!i", len(buf)) + buf  # (the framing Connection.recv reads)
-        with self.lock:
-            if not self.waiting:
-                try:
-                    sent = self.sock.send(frame, socket.MSG_DONTWAIT)
-                except BlockingIOError:
-                    sent = 0
-                if sent == len(frame):
-                    return
-                frame = frame[sent:]
-            self.waiting += 1
-            self.queue.put(frame)
-
-    def _write(self) -> None:
-        while True:
-            frame = self.queue.get()
-            if frame is None:
-                return
-            try:
-                self.sock.sendall(frame)
-            except BaseException as err:  # noqa: BLE001 - the peer is gone: said at next send
-                self.error = err if isinstance(err, (OSError, EOFError)) else OSError(str(err))
-                return
-            with self.lock:
-                self.waiting -= 1
-
-    def close(self) -> None:
-        self.queue.put(None)
-        self.thread.join(timeout=2.0)
-        self.sock.close()
-
-
-@contextmanager
-def _no_interrupts():
-    """Ctrl-C waits while a message is read or written whole (half a message would leave the
-    channel unreadable); it is raised right after."""
-    if hasattr(signal, "pthread_sigmask"):
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        try:
-            yield
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-    else:  # pragma: no cover - platforms without fork do not get here
-        yield
-
-
 def hold_interrupts():
     """Make Ctrl-C wait (until :func:`release_interrupts` with what this returns): while the
     workers start, an interrupt would leave a team half made, which no rollback can undo."""
-    if hasattr(signal, "pthread_sigmask"):
-        return signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    return None  # pragma: no cover - platforms without fork do not start workers
+    guard = held()
+    guard.__enter__()
+    return guard
 
 
-def release_interrupts(held) -> None:
+def release_interrupts(guard) -> None:
     """Let Ctrl-C through again; one that came meanwhile is raised now."""
-    if held is not None:
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-
-
-def _error_payload(me: int, err: BaseException):
-    text = "".join(traceback.format_exception(type(err), err, err.__traceback__))
-    try:
-        blob = pickle.dumps(err)
-        pickle.loads(blob)
-    except Exception:  # noqa: BLE001 - an exception that does not survive pickling
-        blob = None
-    return ("error", me, blob, f"{type(err).__name__}: {err}", text)
-
-
-def _rebuild_error(reply) -> BaseException:
-    _, me, blob, short, text = reply
-    err = None
-    if blob is not None:
-        try:
-            err = pickle.loads(blob)
-        except Exception:  # noqa: BLE001
-            err = None
-    if err is None:
-        err = DataflowError(f"worker {me} raised {short}")
-    if hasattr(err, "add_note"):
-        err.add_note(f"ddlab: raised on worker {me} of the flow's workers; its traceback:\n"
-                     + text.rstrip())
-    return err
+    if guard is not None:
+        guard.__exit__(None, None, None)
 
 
 #: the teams whose processes run (weakly: a team is gone with its flow)
 _LIVE: weakref.WeakSet = weakref.WeakSet()
 
 
+def stop_all() -> int:
+    """Stop every team's processes in this process (``%dd reset``, the kernel's exit);
+    returns how many teams were stopped.  Their flows refuse to step afterwards."""
+    n = 0
+    for team in list(_LIVE):
+        if not team.children.stopped:
+            team.stop("the workers were stopped (ddlab.engine.workers.stop_all)")
+            n += 1
+    return n
+
+
+atexit.register(stop_all)
+
+
 class WorkerTeam:
-    """Worker 0's side: the children, the messages of an epoch, rollback and statistics."""
+    """Worker 0's side: the children, the messages of an epoch, rollback and statistics.
+
+    Every request worker 0 makes gets a new id (``begin``, ``commit``, ``abort``, ``sync``,
+    ``read``, ``progress``); a child tags what it sends with the request it answers, and worker
+    0 drops anything tagged otherwise: the late answers of a request it stopped waiting for
+    (Ctrl-C) never pass for the answers of the next."""
 
     def __init__(self, flow, workers: int, epoch: int):
         if _LIVE:  # flows no longer used stop their workers once collected: collect now,
             gc.collect()  # rather than fork beside processes nobody will talk to again
-        _LIVE.add(self)
         self.flow, self.workers = flow, workers
         for scope in scopes_of(flow):
             scope.clear()
         from .. import kernels
 
         kernels.active()  # loaded once here, before the fork, rather than once per worker
-        ctx = multiprocessing.get_context("fork")
-        self.conns, self.procs = [], []
         # the children's replicas start from the same counts: every input's capability
         for inp in flow.inputs.values():
             inp.op.capability = (epoch,)
             inp.op.tracker.apply(inp.op.index, (epoch,), workers)
-        for w in range(1, workers):
-            ours, theirs = ctx.Pipe()
-            proc = ctx.Process(target=_serve, args=(flow, w, workers, theirs,
-                                                    self.conns + [ours]),
-                               name=f"ddlab worker {w}", daemon=True)
-            proc.start()
-            theirs.close()
-            self.conns.append(ours)
-            self.procs.append(proc)
-        self.writers = [_Writer(conn) for conn in self.conns]
-        self._poller = select.poll()
-        self._fds = {}
-        for i, conn in enumerate(self.conns):
-            self._poller.register(conn.fileno(), select.POLLIN)
-            self._fds[conn.fileno()] = i
+        self.children = Children(workers - 1, serve, lambda w: (flow, w, workers))
+        self.channels = self.children.channels
+        _LIVE.add(self)
         self.replica = Replica(flow, 0, workers)
         self.broken: str | None = None
         self.decisions: dict = {}
@@ -405,28 +144,46 @@ class WorkerTeam:
         # per epoch: messages sent to each child, and each child's last word
         self._sent = [0] * workers
         self._said: dict[int, tuple] = {}
+        #: the id of the request under way (what the children's messages must carry)
+        self._rid = 0
         #: (op id, epoch) -> :class:`WholeTrace` read by explanations this epoch
         self._whole: dict = {}
-        self._finalizer = weakref.finalize(self, _stop, list(self.writers), list(self.procs))
+        self._finalizer = weakref.finalize(self, self.children.stop, ("stop",))
 
     # -- messages ------------------------------------------------------------------------
+    def _request(self) -> int:
+        self._rid = (self._rid + 1) & 0xFFFFFFFF
+        return self._rid
+
     def _send(self, w: int, msg) -> None:
         try:
-            self.writers[w - 1].send(msg)
+            self.channels[w - 1].send(msg, self._rid)
         except (OSError, EOFError) as err:
             self._lost(w, err)
 
-    def _recv(self, w: int):
-        conn = self.conns[w - 1]
-        try:
-            wait([conn])  # (an interrupt here loses nothing)
-            with _no_interrupts():
-                return _unpack(conn.recv())
-        except (OSError, EOFError) as err:
-            self._lost(w, err)
+    def _recv(self, w: int, deadline: float | None = None):
+        """Child ``w``'s next message answering the request under way (others are dropped);
+        waits interruptibly, and no longer than ``deadline`` (``perf_counter`` time; then
+        ``TimeoutError``)."""
+        channel = self.channels[w - 1]
+        while True:
+            try:
+                while not self.children.wait_any(only=w):
+                    pass
+                if deadline is not None and perf_counter() > deadline:
+                    raise TimeoutError
+                if not channel.ready():  # its process ended and its channel says nothing
+                    raise EOFError("the worker's process ended")
+                rid, msg = channel.recv()
+            except (OSError, EOFError) as err:
+                self._lost(w, err)
+            if rid == self._rid:
+                return msg
 
     def _ask_all(self, msg) -> dict:
         """Send ``msg`` to every child and read each one's answer (between epochs)."""
+        self.check_alive()
+        self._request()
         for w in range(1, self.workers):
             self._send(w, msg)
         replies, failure = {}, None
@@ -436,14 +193,16 @@ class WorkerTeam:
                 failure = failure or reply
             replies[w] = reply
         if failure is not None:
-            raise _rebuild_error(failure)
+            raise rebuild_error(failure)
         return replies
 
     def _lost(self, w: int, err) -> None:
-        proc = self.procs[w - 1]
-        proc.join(timeout=1.0)
-        self.broken = (f"worker {w} stopped (exit code {proc.exitcode}, {type(err).__name__}"
-                       f"); this flow's workers are gone: build it again")
+        """Child ``w`` is gone: the team cannot go on (its state was partly there).  Every
+        other child is stopped now, so nothing is left running for nobody."""
+        how = self.children.exit_of(w)
+        self.broken = (f"worker {w} stopped ({how}; {type(err).__name__}); this flow's "
+                       f"workers are gone: build it again")
+        self.stop()
         raise DataflowError(f"ddlab: {self.broken}")
 
     def check_alive(self) -> None:
@@ -473,6 +232,7 @@ class WorkerTeam:
         self._whole.clear()
         self.messages = 0
         self.busy_seconds = [0.0] * self.workers
+        self._request()
         for w in range(1, self.workers):
             self._send(w, ("begin", epoch, flow.step_serial, tail, self._decisions()))
         flow.run_hook = self._between_runs
@@ -522,22 +282,23 @@ class WorkerTeam:
     def _pump(self, block: bool) -> bool:
         """Read the children's messages (waiting for one if ``block``): apply each to worker
         0's view and queues, relay it to the other children.  Returns whether any came."""
-        conns = self.conns
+        children, channels = self.children, self.channels
         got = False
-        while conns:
-            if block and not got:
-                ready = wait(conns)  # (an interrupt while waiting loses nothing)
-            else:  # a look without waiting, once per operator run: one poll, no set-up
-                ready = [conns[self._fds[fd]] for fd, _ in self._poller.poll(0)]
+        while channels:
+            # (an interrupt while waiting loses nothing; a look without waiting is one poll)
+            ready = children.wait_any(block=block and not got)
             if not ready:
                 return got
-            for conn in ready:
-                w = conns.index(conn) + 1
+            for w in ready:
+                channel = channels[w - 1]
                 try:
-                    with _no_interrupts():
-                        msg = _unpack(conn.recv())
+                    if not channel.ready():  # its process ended and its channel says nothing
+                        raise EOFError("the worker's process ended")
+                    rid, msg = channel.recv()
                 except (OSError, EOFError) as err:
                     self._lost(w, err)
+                if rid != self._rid:
+                    continue  # (the late answer of a request given up on)
                 got = True
                 self._take(w, msg)
         return got
@@ -545,7 +306,7 @@ class WorkerTeam:
     def _take(self, w: int, msg) -> None:
         if msg[0] == "error":
             self._said[w] = None
-            raise _rebuild_error(msg)
+            raise rebuild_error(msg)
         _, deltas, parts, processed, idle, busy, seconds = msg
         self.busy_seconds[w] += seconds
         self._said[w] = (processed, idle, busy)
@@ -578,34 +339,51 @@ class WorkerTeam:
 
     def abort(self, epoch: int) -> None:
         """Roll the epoch back on every child (worker 0 rolled back already), then agree on
-        the counts again (the restored capabilities of the reduces)."""
+        the counts again (the restored capabilities of the reduces).  A child that does not
+        answer within :data:`ABORT_SECONDS`, or fails to roll back, ends the team (said in
+        one line; the flow then refuses to step)."""
         if self.broken:
             return
+        deadline = perf_counter() + ABORT_SECONDS
         try:
+            self._request()  # (messages of the epoch still on their way are dropped)
             for w in range(1, self.workers):
                 self._send(w, ("abort", epoch))
             announced = {}
             for w in range(1, self.workers):
-                while True:  # (messages of the epoch still on their way are dropped)
-                    reply = self._recv(w)
-                    if reply[0] == "rolled back":
-                        announced[w] = reply[1]
-                        break
+                announced[w] = self._expect(w, "rolled back", deadline)[1]
             replica = self.replica
             replica.exchanges.take()
             replica.reset_inputs(epoch)
             announced[0] = replica.outbox()
+            self._request()
             for w in range(1, self.workers):
                 self._send(w, ("sync", [d for v, ds in announced.items() if v != w
                                         for d in ds]))
             replica.receive([d for v, ds in announced.items() if v != 0 for d in ds], [])
             for w in range(1, self.workers):
-                self._recv(w)
+                self._expect(w, "synced", deadline)
         except DataflowError:
             raise
         except BaseException as err:  # noqa: BLE001 - the workers can no longer agree
             self.broken = f"the rollback was interrupted ({type(err).__name__})"
+            self.stop()
             raise
+
+    def _expect(self, w: int, kind: str, deadline: float):
+        """Child ``w``'s answer ``kind`` to the request under way; any other ends the team."""
+        try:
+            reply = self._recv(w, deadline)
+        except TimeoutError:
+            reply = None
+        if reply is None or reply[0] != kind:
+            why = (f"did not roll back within {ABORT_SECONDS:.0f} s" if reply is None else
+                   f"failed to roll back ({reply[3]})" if reply[0] == "error" else
+                   f"answered {reply[0]!r} to a rollback")
+            self.broken = f"worker {w} {why}; this flow's workers were stopped: build it again"
+            self.stop()
+            raise DataflowError(f"ddlab: {self.broken}")
+        return reply
 
     def read_shards(self, op_id: int, method: str, args) -> list:
         """Every child's answer to one read of operator ``op_id``'s trace, by worker
@@ -631,202 +409,10 @@ class WorkerTeam:
             rows.extend((w,) + r for r in reply[1])
         return rows
 
-    def stop(self) -> None:
+    def stop(self, reason: str | None = None) -> None:
+        """Stop the children (told to, then killed after a bounded wait); with ``reason``,
+        the flow refuses to step from now on, saying it."""
+        if reason is not None and not self.broken:
+            self.broken = reason
         self._finalizer()
         _LIVE.discard(self)
-
-
-def view_rows(flow) -> list:
-    """This worker's view per scheduled operator: ``(op id, holds, frontier)``."""
-    rows = []
-    for op in flow.operators:
-        if op.host is not op or op.kind == "loop":
-            continue
-        tracker, at = op.scope.tracker, op.location
-        holds = {u: n for u, n in sorted(tracker.counts[at].items()) if n > 0}
-        rows.append((op.id, holds, sorted(tracker.frontier(at))))
-    return rows
-
-
-def _stop(writers, procs) -> None:
-    """Tell the children to leave, and make sure they did."""
-    for writer in writers:
-        try:
-            writer.send(("stop",))
-        except (OSError, EOFError, ValueError):
-            pass
-        writer.close()
-        writer.conn.close()
-    for proc in procs:
-        proc.join(timeout=2.0)
-        if proc.is_alive():
-            proc.terminate()
-            proc.join(timeout=2.0)
-
-
-# -- the children ------------------------------------------------------------------------
-class _Aborted(Exception):
-    """Worker 0 rolled the epoch back while this child was running it."""
-
-
-class _Child:
-    """A child's side of an epoch: run, send at once, take in, say when idle."""
-
-    def __init__(self, flow, me: int, workers: int, conn):
-        self.flow, self.me, self.conn = flow, me, conn
-        self.writer = _Writer(conn)
-        self.replica = Replica(flow, me, workers)
-        self.processed = 0
-        self.seconds = 0.0
-        #: the counters copied by the fork (worker 0's, and the process's kernel calls):
-        #: this worker reports only its own
-        self.forked_work = flow.work_done()
-
-    def epoch(self, epoch: int) -> tuple:
-        """Run an epoch until worker 0 commits or aborts it; the answer to that."""
-        flow, replica, root = self.flow, self.replica, self.flow.root
-        self.processed = 0
-        self.seconds = 0.0
-        flow.run_hook = self._between_runs
-        said_idle = False
-        try:
-            replica.begin(epoch)
-            while True:
-                got = self._drain(block=False)
-                start = perf_counter()
-                ran = root.run()
-                self.seconds += perf_counter() - start
-                replica.check_interner()
-                sent = self._flush(idle=False)
-                if ran or got or sent:
-                    said_idle = False
-                    continue
-                if not said_idle:
-                    self._flush(idle=True)
-                    said_idle = True
-                if self._drain(block=True):
-                    said_idle = False  # (what came may change nothing: say idle again)
-        except _Aborted as stop:
-            return stop.args[0]
-        finally:
-            flow.run_hook = None
-
-    def _between_runs(self) -> None:
-        if self.replica.exchanges.pending():
-            self._flush(idle=False)
-        self._drain(block=False)
-
-    def _flush(self, idle: bool) -> bool:
-        deltas = self.replica.outbox()
-        parts = self.replica.exchanges.take()
-        if not idle and not deltas and not parts:
-            return False
-        self.writer.send(("m", deltas, parts, self.processed, idle, self.replica.busy(),
-                          self.seconds))
-        self.seconds = 0.0
-        return True
-
-    def _drain(self, block: bool) -> bool:
-        got = False
-        conn = self.conn
-        while (block and not got) or conn.poll():
-            msg = _unpack(conn.recv())
-            got = True
-            kind = msg[0]
-            if kind == "m":
-                _, deltas, parts, decisions = msg
-                _decide(self.flow, decisions)
-                self.replica.receive(deltas, parts)
-                self.processed += 1
-            elif kind == "abort":
-                self.replica.roll_back(msg[1])
-                raise _Aborted(("rolled back", self.replica.outbox()))
-            elif kind == "commit":
-                raise _Aborted(self.commit())
-            else:  # pragma: no cover - a message this version does not send in an epoch
-                raise DataflowError(f"worker {self.me}: unexpected {kind!r} in an epoch")
-        return got
-
-    def commit(self) -> tuple:
-        flow = self.flow
-        stats = flow.statistics
-        runs = [(op.id, t, n_in, n_out, secs, start) for (op, t, n_in, n_out, secs), start
-                in zip(stats.running, stats.starts) if op.kind != "input"]
-        stats.discard()
-        kept = {op.id: n for op in flow.operators
-                if (n := sum(len(tr) for tr in op.traces()))}
-        work = {k: n - self.forked_work.get(k, 0) for k, n in flow.work_done().items()}
-        return ("committed", runs, kept, work)
-
-
-def _serve(flow, me: int, workers: int, conn, inherited) -> None:
-    """A child's life: answer worker 0's messages until told to stop (or it is gone)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is worker 0's; it tells us
-    for other in inherited:
-        other.close()
-    for inp in flow.inputs.values():
-        inp.op.pending = []  # (worker 0's, copied by the fork: its updates enter there)
-    child = _Child(flow, me, workers, conn)
-    replica = child.replica
-    while True:
-        try:
-            msg = _unpack(conn.recv())
-        except (EOFError, OSError):
-            break
-        kind = msg[0]
-        if kind == "stop":
-            break
-        try:
-            if kind == "begin":
-                _, epoch, serial, tail, decisions = msg
-                flow._step_serial = serial
-                if tail:
-                    flow.interner.intern_unique(tail)
-                replica.synced = len(flow.interner)
-                _decide(flow, decisions)
-                reply = child.epoch(epoch)
-            elif kind == "abort":  # (after the epoch's commit failed on worker 0)
-                replica.roll_back(msg[1])
-                reply = ("rolled back", replica.outbox())
-            elif kind == "sync":
-                replica.receive(msg[1], [])
-                reply = ("synced",)
-            elif kind == "progress":
-                reply = ("progress", view_rows(flow))
-            elif kind == "read":  # an explanation at worker 0 reads this shard of a trace
-                reply = ("read", read_shard(flow, *msg[1:]))
-            else:  # pragma: no cover - a message this version does not send
-                raise DataflowError(f"worker {me}: unknown message {kind!r}")
-        except BaseException as err:  # noqa: BLE001 - reported to worker 0, which raises it
-            reply = _error_payload(me, err)
-            try:
-                child.writer.send(reply)
-            except (OSError, EOFError):
-                break
-            # an error in an epoch: wait for worker 0's abort, dropping its messages
-            while True:
-                try:
-                    msg = _unpack(conn.recv())
-                except (EOFError, OSError):
-                    return
-                if msg[0] == "abort":
-                    replica.roll_back(msg[1])
-                    reply = ("rolled back", replica.outbox())
-                    break
-                if msg[0] == "stop":
-                    return
-        try:
-            child.writer.send(reply)
-        except (OSError, EOFError):
-            break
-        except Exception as err:  # noqa: BLE001 - a reply that cannot be pickled
-            child.writer.send(_error_payload(me, DataflowError(
-                f"worker {me} could not send its reply to {kind!r}: {err}")))
-    child.writer.close()
-
-
-def _decide(flow, decisions) -> None:
-    if decisions:
-        ops = flow.operators
-        for op_id, state in decisions.items():
-            ops[op_id].restore(state)
