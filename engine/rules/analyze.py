@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from ..plan.recursion import components
 from .ast import (Aggregate, Atom, BinOp, Call, Comparison, Const, Negation, Negative, Program, Rule,
                   Var, Wildcard, variables)
 from .errors import (AggregateError, ArityError, RulesTypeError, UnknownFunctorError,
@@ -498,44 +499,11 @@ def _edges(rels) -> dict:
     return out
 
 
-def _components(nodes, succ) -> list[list[str]]:
-    """Tarjan's strongly connected components; each comes after every component it reaches
-    (so with edges head -> body, dependencies first)."""
-    index, low, on, stack, comps = {}, {}, set(), [], []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in succ[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            comps.append(comp)
-
-    for v in nodes:
-        if v not in index:
-            visit(v)
-    return comps
-
-
 def _stratify(rels, text) -> list[Stratum]:
     edges = _edges(rels)
     order = list(rels)
     succ = {n: [b for b, *_ in edges[n]] for n in order}
-    comps = _components(order, succ)
+    comps = components(order, succ)
     where = {n: i for i, comp in enumerate(comps) for n in comp}
     strata = []
     for comp in comps:

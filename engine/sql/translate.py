@@ -16,6 +16,7 @@ from sqlglot import exp
 from ..plan import expr as E
 from ..plan.nodes import (AggCall, Aggregate, Distinct, Filter, Fix, FixGroup, Join, Project,
                           Ref, Scan, SemiJoin, SetOp, TopK)
+from ..plan.recursion import components
 from .errors import SqlError
 
 __all__ = ["Translator"]
@@ -108,7 +109,7 @@ class Translator:
         # dependencies among this WITH's CTEs decide the recursive groups
         deps = {n: {t.name.lower() for t in c.this.find_all(exp.Table)} & set(names)
                 for c, n in zip(ctes, names)}
-        for group in _components(names, deps):
+        for group in [sorted(c, key=names.index) for c in components(names, deps)]:
             recursive = len(group) > 1 or group[0] in deps[group[0]]
             if not recursive:
                 cte = ctes[names.index(group[0])]
@@ -766,34 +767,3 @@ def _check_monotone(plan, tr, where):
         if bad and any(isinstance(m, (Ref, Fix)) for m in walk(n)):
             raise tr.error(where, f"{bad} over a recursive CTE is not supported in SQL cells "
                                   "(the recursion must be monotone)")
-
-
-def _components(names, deps):
-    """Strongly connected components of the CTE dependency graph, dependencies first."""
-    index, low, stack, on, out = {}, {}, [], set(), []
-    counter = [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in deps[v]:
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            out.append(sorted(comp, key=names.index))
-    for v in names:
-        if v not in index:
-            visit(v)
-    return out
