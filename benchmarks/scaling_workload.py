@@ -431,7 +431,9 @@ def _schedstat(task) -> tuple[float, float]:
 
 
 def _pids(flow) -> list:
-    return [p.pid for p in getattr(flow._team, "procs", [])]
+    """The child workers' process ids (the transport's :class:`Children` own them)."""
+    children = getattr(flow._team, "children", None)
+    return [p.pid for p in getattr(children, "procs", [])]
 
 
 def _memory(flow) -> dict:
