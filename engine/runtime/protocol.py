@@ -54,7 +54,6 @@ class RunProtocol:
     #: workers: set by the wiring)
     runs_eagerly = False
 
-
     def _init_runtime(self) -> None:
         """The protocol's per-instance state (called by the operator's constructor)."""
         #: ``{time: [batch]}`` queued per input port
