@@ -11,26 +11,8 @@ import pytest
 import ddlab
 from ddlab.engine.rules import RulesError, RulesSyntaxError, UnsafeRuleError
 
-clingo = pytest.importorskip("clingo", reason="clingo is in the test extra")
-
-
-def _clingo(program: str, facts: dict) -> dict:
-    text = "".join(f"{name}({','.join(map(str, row))})." for name, rows in facts.items()
-                   for row in rows)
-    ctl = clingo.Control(["--models=0"])
-    ctl.add("base", [], text + "\n" + program)
-    ctl.ground([("base", [])])
-    models = []
-    ctl.solve(on_model=lambda m: models.append(list(m.symbols(atoms=True))))
-    assert len(models) == 1
-    out: dict = {}
-    for sym in models[0]:
-        out.setdefault(sym.name, set()).add(tuple(a.number for a in sym.arguments))
-    return out
-
-
-def _as_set(view) -> set:
-    return {k if isinstance(k, tuple) else (k,) for k in view.to_dict()}
+from .clingo_answers import as_set as _as_set
+from .clingo_answers import clingo_answer as _clingo
 
 
 # -- 1. an expression inside a negated atom ------------------------------------------------
