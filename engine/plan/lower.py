@@ -139,6 +139,13 @@ class Lowering:
     def _keyed(self, node, keys, what: str) -> Collection:
         """``(key fields..., record...)`` for the records whose keys hold no NULL (a NULL
         never equals anything); a constant key when there are none."""
+        return self._key_rows(node, keys, what, with_record=True)
+
+    def _key_set(self, node, keys, what: str) -> Collection:
+        """The set of the keys (as :meth:`_keyed` forms them) of ``node``'s records."""
+        return self._key_rows(node, keys, what, with_record=False).distinct()
+
+    def _key_rows(self, node, keys, what: str, with_record: bool) -> Collection:
         base, f = self.rows(node)
         keys = tuple(keys)
 
@@ -147,24 +154,13 @@ class Lowering:
             if r is None:
                 return ()
             if not keys:
-                return ((ZERO,) + r,)
-            k = tuple(key_form(r[i]) for i in keys)
-            return () if any(map(isnull, k)) else (k + r,)
+                k = (ZERO,)
+            else:
+                k = tuple(key_form(r[i]) for i in keys)
+                if any(map(isnull, k)):
+                    return ()
+            return (k + r,) if with_record else (k,)
         return base.flat_map(keyed, name=self._name(what))
-
-    def _key_set(self, node, keys, what: str) -> Collection:
-        base, f = self.rows(node)
-        keys = tuple(keys)
-
-        def key(r):
-            r = f(r) if f is not None else _rec(r)
-            if r is None:
-                return ()
-            if not keys:
-                return (ZERO,)
-            k = tuple(key_form(r[i]) for i in keys)
-            return () if any(map(isnull, k)) else (k,)
-        return base.flat_map(key, name=self._name(what)).distinct()
 
     def _rows_in(self, coll: Collection, rows: Collection, width: int) -> Collection:
         """The records of ``coll`` (with their multiplicities) that are in the set ``rows``."""
