@@ -128,8 +128,8 @@ def reads_at_time_sent(op) -> bool:
 
 @dataclass(frozen=True)
 class Contract:
-    """An operator's declarations gathered in one value, for reading (``flow.graph()``,
-    tests, a reader of the code)."""
+    """An operator's declarations gathered in one value, for reading (in a notebook, in a
+    test); the runtime itself asks the operator's attributes directly."""
 
     pacts: tuple
     spreads: bool
